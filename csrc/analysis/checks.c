@@ -1,0 +1,126 @@
+/*
+ * Parallel-model rules that need no data flow: where a field may be indexed and written,
+ * and how the intervals of a computation are laid out. Also orders each computation's
+ * intervals in execution order (BACKWARD runs the highest interval first).
+ */
+#include <stdlib.h>
+
+#include "analysis/analysis.h"
+
+static const char *axes_desc(int axes) {
+    switch (axes) {
+    case AX_IJK: return "an IJK field";
+    case AX_I | AX_J: return "an IJ field";
+    case AX_K: return "a K field";
+    default: return "a field";
+    }
+}
+
+typedef struct {
+    Stencil *st;
+} AccessCtx;
+
+static void check_access(void *ctx, Expr *e) {
+    Stencil *st = ((AccessCtx *)ctx)->st;
+    Symbol *s = e->field.sym;
+    const int *o = e->field.off;
+    if (!(s->axes & AX_I) && o[0] != 0)
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' is %s: it has no I axis and cannot be read with an I offset (%d)", s->name,
+                   axes_desc(s->axes), o[0]);
+    if (!(s->axes & AX_J) && o[1] != 0)
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' is %s: it has no J axis and cannot be read with a J offset (%d)", s->name,
+                   axes_desc(s->axes), o[1]);
+    if (!(s->axes & AX_K) && (o[2] != 0 || e->field.kexpr))
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' is %s: it has no K axis and cannot be read with a K offset", s->name,
+                   axes_desc(s->axes));
+    if (e->field.ndi != s->ndata && !(e->field.ndi == 0 && s->ndata == 0))
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' has %d data dimension%s but is indexed with %d data index%s", s->name,
+                   s->ndata, s->ndata == 1 ? "" : "s", e->field.ndi, e->field.ndi == 1 ? "" : "es");
+    for (int d = 0; d < e->field.ndi && d < s->ndata; d++)
+        if (e->field.data_index[d] < 0 || e->field.data_index[d] >= s->data_dims[d])
+            diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                       "data index %d of '%s' is out of range: dimension %d has size %d",
+                       e->field.data_index[d], s->name, d, s->data_dims[d]);
+}
+
+static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
+    AccessCtx ctx = {st};
+    for (int i = 0; i < l->n; i++) {
+        Stmt *s = l->items[i];
+        switch (s->kind) {
+        case S_ASSIGN: {
+            Symbol *t = s->assign.target;
+            expr_visit_fields(s->assign.value, check_access, &ctx);
+            if (s->assign.koff != 0 && c->policy == POLICY_PARALLEL)
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "off-centre write '%s[0, 0, %d]' in a PARALLEL computation: the K order "
+                           "is unspecified there, so the result would depend on it; use FORWARD or "
+                           "BACKWARD",
+                           t->name, s->assign.koff);
+            if (s->assign.koff != 0 && !(t->axes & AX_K))
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "'%s' is %s and cannot be written with a K offset", t->name,
+                           axes_desc(t->axes));
+            if (t->ndata != s->assign.ndi)
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "'%s' has %d data dimension%s: write one element, e.g. %s[0, 0, 0][0]",
+                           t->name, t->ndata, t->ndata == 1 ? "" : "s", t->name);
+            break;
+        }
+        case S_IF:
+            expr_visit_fields(s->if_.cond, check_access, &ctx);
+            check_stmts(st, c, &s->if_.then);
+            check_stmts(st, c, &s->if_.els);
+            break;
+        case S_WHILE:
+            expr_visit_fields(s->while_.cond, check_access, &ctx);
+            check_stmts(st, c, &s->while_.body);
+            break;
+        case S_REGION: check_stmts(st, c, &s->region.body); break;
+        }
+    }
+}
+
+static int cmp_start(const void *a, const void *b) {
+    return bound_cmp(((const Interval *)a)->start, ((const Interval *)b)->start);
+}
+
+static void order_intervals(Stencil *st, Computation *c) {
+    for (int i = 0; i < c->nintervals; i++) {
+        Interval *in = &c->intervals[i];
+        if (bound_cmp(in->start, in->end) >= 0)
+            diag_error(st, DIAG_SEMANTIC, in->line, in->col,
+                       "empty interval: its start is not below its end");
+    }
+    qsort(c->intervals, (size_t)c->nintervals, sizeof(Interval), cmp_start);
+    for (int i = 0; i + 1 < c->nintervals; i++) {
+        Interval *a = &c->intervals[i], *b = &c->intervals[i + 1];
+        if (bound_cmp(a->end, b->start) > 0) {
+            Interval *later = a->line > b->line ? a : b, *earlier = later == a ? b : a;
+            diag_error(st, DIAG_SEMANTIC, later->line, later->col,
+                       "overlapping intervals in one computation: this interval overlaps the one "
+                       "on line %d",
+                       earlier->line);
+        }
+    }
+    if (c->policy == POLICY_BACKWARD) {
+        for (int i = 0, j = c->nintervals - 1; i < j; i++, j--) {
+            Interval t = c->intervals[i];
+            c->intervals[i] = c->intervals[j];
+            c->intervals[j] = t;
+        }
+    }
+}
+
+bool checks_structure(Stencil *st) {
+    for (int c = 0; c < st->ncomps; c++) {
+        Computation *comp = &st->comps[c];
+        for (int i = 0; i < comp->nintervals; i++) check_stmts(st, comp, &comp->intervals[i].body);
+        order_intervals(st, comp);
+    }
+    return st->diag.kind == DIAG_NONE;
+}

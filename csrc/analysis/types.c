@@ -1,0 +1,264 @@
+/*
+ * Type inference with NumPy 2 promotion rules. Python literals are "weak" (NEP 50): a
+ * literal takes the type of the typed operand it meets when it is of the same or a lower
+ * kind (so `a_f32 * 2.0` stays float32). Afterwards every operation's operands carry its
+ * type: casts are explicit, constants are converted in place.
+ */
+#include <math.h>
+
+#include "analysis/analysis.h"
+
+enum { KIND_BOOL, KIND_INT, KIND_FLOAT };
+
+static int kind_of(DType t) {
+    return t == DT_BOOL ? KIND_BOOL : dtype_is_int(t) ? KIND_INT : KIND_FLOAT;
+}
+
+/* numpy.result_type for two typed (strong) dtypes. */
+static DType promote_strong(DType a, DType b) {
+    if (a == b) return a;
+    if (a == DT_BOOL) return b;
+    if (b == DT_BOOL) return a;
+    if (dtype_is_int(a) && dtype_is_int(b)) return DT_INT64;
+    if (dtype_is_float(a) && dtype_is_float(b)) return DT_FLOAT64;
+    /* int and float: float32 is only enough for int8/int16 */
+    return DT_FLOAT64;
+}
+
+typedef struct {
+    DType t;
+    bool weak;
+} TypeInfo;
+
+static TypeInfo promote(TypeInfo a, TypeInfo b) {
+    if (a.weak && b.weak) return kind_of(a.t) >= kind_of(b.t) ? a : b;
+    if (a.weak || b.weak) {
+        TypeInfo w = a.weak ? a : b, s = a.weak ? b : a;
+        if (kind_of(w.t) <= kind_of(s.t)) return s;
+        /* a weak float meets an int or bool, or a weak int meets a bool */
+        return (TypeInfo){kind_of(w.t) == KIND_FLOAT ? DT_FLOAT64 : DT_INT64, false};
+    }
+    return (TypeInfo){promote_strong(a.t, b.t), false};
+}
+
+static TypeInfo info(const Expr *e) { return (TypeInfo){e->type, e->weak}; }
+
+/* Converts `e` to type t: constants in place, anything else through an E_CAST node. */
+static Expr *coerce(Stencil *st, Expr *e, DType t) {
+    if (e == NULL) return NULL;
+    if (e->type == t) {
+        e->weak = false;
+        return e;
+    }
+    if (e->kind == E_CONST) {
+        if (dtype_is_float(t)) {
+            double v = dtype_is_float(e->type) ? e->cnst.f : (double)e->cnst.i;
+            e->cnst.f = t == DT_FLOAT32 ? (double)(float)v : v;
+        } else if (t == DT_BOOL) {
+            e->cnst.i = dtype_is_float(e->type) ? e->cnst.f != 0.0 : e->cnst.i != 0;
+        } else {
+            int64_t v = dtype_is_float(e->type) ? (int64_t)e->cnst.f : e->cnst.i;
+            e->cnst.i = t == DT_INT32 ? (int64_t)(int32_t)v : v;
+        }
+        e->type = t;
+        e->weak = false;
+        return e;
+    }
+    Expr *c = expr_new(st, E_CAST, e->line, e->col);
+    if (c == NULL) return NULL;
+    c->type = t;
+    c->cast = e;
+    return c;
+}
+
+static bool infer(Stencil *st, Expr *e);
+
+static DType float_of(TypeInfo t) { return t.t == DT_FLOAT32 ? DT_FLOAT32 : DT_FLOAT64; }
+
+static bool infer_call(Stencil *st, Expr *e) {
+    for (int i = 0; i < e->call.nargs; i++)
+        if (!infer(st, e->call.args[i])) return false;
+    TypeInfo t = info(e->call.args[0]);
+    for (int i = 1; i < e->call.nargs; i++) t = promote(t, info(e->call.args[i]));
+    switch (e->call.fn) {
+    case FN_ABS:
+    case FN_MIN:
+    case FN_MAX:
+        if (t.t == DT_BOOL && e->call.fn == FN_ABS)
+            return diag_error(st, DIAG_SEMANTIC, e->line, e->col, "abs() of a bool");
+        break;
+    case FN_POW: break;
+    case FN_ISFINITE:
+    case FN_ISINF:
+    case FN_ISNAN:
+        e->type = DT_BOOL;
+        e->weak = false;
+        if (!dtype_is_float(t.t)) t.t = DT_FLOAT64;
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!(e->call.args[i] = coerce(st, e->call.args[i], float_of(t)))) return false;
+        return true;
+    default: /* transcendental and rounding functions compute in floating point */
+        t.t = float_of(t);
+        break;
+    }
+    if (e->call.fn == FN_POW && dtype_is_int(t.t)) t.t = DT_FLOAT64; /* numpy float_power-like */
+    e->type = t.t;
+    e->weak = t.weak;
+    for (int i = 0; i < e->call.nargs; i++)
+        if (!(e->call.args[i] = coerce(st, e->call.args[i], t.t))) return false;
+    e->weak = t.weak;
+    return true;
+}
+
+static bool infer(Stencil *st, Expr *e) {
+    switch (e->kind) {
+    case E_CONST:
+        if (e->type == DT_FLOAT64 && e->weak && st->literal_float_bits == 64) e->weak = false;
+        return true;
+    case E_FIELD:
+        e->type = e->field.sym->dtype;
+        e->weak = false;
+        if (e->field.kexpr) {
+            if (!infer(st, e->field.kexpr)) return false;
+            if (!dtype_is_int(e->field.kexpr->type))
+                return diag_error(st, DIAG_SEMANTIC, e->field.kexpr->line, e->field.kexpr->col,
+                                  "a variable K offset must be an integer, not %s",
+                                  dtype_name(e->field.kexpr->type));
+            e->field.kexpr = coerce(st, e->field.kexpr, DT_INT64);
+        }
+        return true;
+    case E_SCALAR:
+        e->type = e->scalar->dtype;
+        e->weak = false;
+        return true;
+    case E_UNARY:
+        if (!infer(st, e->op.a)) return false;
+        if (e->op.op == OP_NOT) {
+            e->type = DT_BOOL;
+            return (e->op.a = coerce(st, e->op.a, DT_BOOL)) != NULL;
+        }
+        if (e->op.a->type == DT_BOOL && e->op.op == OP_NEG)
+            return diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                              "unary minus of a bool: use 'not'");
+        e->type = e->op.a->type;
+        e->weak = e->op.a->weak;
+        return true;
+    case E_BINARY: {
+        if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
+        TypeInfo t = promote(info(e->op.a), info(e->op.b));
+        if (t.t == DT_BOOL) t.t = DT_INT64; /* arithmetic on bools computes in integers */
+        if (e->op.op == OP_DIV && !dtype_is_float(t.t)) t.t = DT_FLOAT64;
+        e->type = t.t;
+        e->weak = t.weak;
+        e->op.a = coerce(st, e->op.a, t.t);
+        e->op.b = coerce(st, e->op.b, t.t);
+        e->weak = t.weak;
+        return e->op.a && e->op.b;
+    }
+    case E_CMP: {
+        if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
+        TypeInfo t = promote(info(e->op.a), info(e->op.b));
+        e->type = DT_BOOL;
+        e->op.a = coerce(st, e->op.a, t.t);
+        e->op.b = coerce(st, e->op.b, t.t);
+        return e->op.a && e->op.b;
+    }
+    case E_LOGIC:
+        if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
+        e->type = DT_BOOL;
+        e->op.a = coerce(st, e->op.a, DT_BOOL);
+        e->op.b = coerce(st, e->op.b, DT_BOOL);
+        return e->op.a && e->op.b;
+    case E_TERNARY: {
+        if (!infer(st, e->ternary.cond) || !infer(st, e->ternary.a) || !infer(st, e->ternary.b))
+            return false;
+        TypeInfo t = promote(info(e->ternary.a), info(e->ternary.b));
+        e->type = t.t;
+        e->weak = t.weak;
+        e->ternary.cond = coerce(st, e->ternary.cond, DT_BOOL);
+        e->ternary.a = coerce(st, e->ternary.a, t.t);
+        e->ternary.b = coerce(st, e->ternary.b, t.t);
+        e->weak = t.weak;
+        return e->ternary.cond && e->ternary.a && e->ternary.b;
+    }
+    case E_CALL: return infer_call(st, e);
+    case E_CAST:
+        e->weak = false;
+        return infer(st, e->cast);
+    }
+    return true;
+}
+
+/* Concrete type of a finished expression: weak literals default to int64 / float64. */
+static Expr *finish(Stencil *st, Expr *e, DType want) {
+    return coerce(st, e, want);
+}
+
+static bool type_stmts(Stencil *st, StmtList *l, bool final);
+
+/* A temporary without a declaration takes the type of its first assignment in program
+ * order; `final` is false during the pre-pass that only fixes those types. */
+static bool type_assign(Stencil *st, Stmt *s, bool final) {
+    Symbol *t = s->assign.target;
+    if (!final) {
+        if (!t->typed && t->kind == SYM_TEMP) {
+            if (!infer(st, s->assign.value)) return false;
+            DType v = s->assign.value->type;
+            if (s->assign.value->weak && dtype_is_float(v) && st->literal_float_bits == 0)
+                v = DT_FLOAT64;
+            t->dtype = v;
+            t->typed = true;
+        }
+        return true;
+    }
+    if (!infer(st, s->assign.value)) return false;
+    s->assign.value = finish(st, s->assign.value, t->dtype);
+    return s->assign.value != NULL;
+}
+
+static bool type_cond(Stencil *st, Expr **cond) {
+    if (!infer(st, *cond)) return false;
+    *cond = coerce(st, *cond, DT_BOOL);
+    return *cond != NULL;
+}
+
+static bool type_stmts(Stencil *st, StmtList *l, bool final) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *s = l->items[i];
+        bool ok = true;
+        switch (s->kind) {
+        case S_ASSIGN: ok = type_assign(st, s, final); break;
+        case S_IF:
+            ok = (!final || type_cond(st, &s->if_.cond)) && type_stmts(st, &s->if_.then, final) &&
+                 type_stmts(st, &s->if_.els, final);
+            break;
+        case S_WHILE:
+            ok = (!final || type_cond(st, &s->while_.cond)) &&
+                 type_stmts(st, &s->while_.body, final);
+            break;
+        case S_REGION: ok = type_stmts(st, &s->region.body, final); break;
+        }
+        if (!ok && st->diag.kind == DIAG_NOMEM) return false;
+    }
+    return st->diag.kind == DIAG_NONE;
+}
+
+static bool all_temps_typed(const Stencil *st) {
+    for (int i = 0; i < st->ntemps; i++)
+        if (!st->temps[i]->typed) return false;
+    return true;
+}
+
+bool types_infer(Stencil *st) {
+    /* Temporaries read before their first assignment (in a later computation, or at another K
+     * level) need their types fixed first; a few rounds settle any dependency chain. */
+    for (int round = 0; round < 8 && !all_temps_typed(st); round++) {
+        for (int c = 0; c < st->ncomps; c++)
+            for (int i = 0; i < st->comps[c].nintervals; i++)
+                if (!type_stmts(st, &st->comps[c].intervals[i].body, false)) return false;
+    }
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            if (!type_stmts(st, &st->comps[c].intervals[i].body, true)) return false;
+    return st->diag.kind == DIAG_NONE;
+}

@@ -1,0 +1,558 @@
+/*
+ * IR -> LLVM IR. Each statement becomes a loop nest over its extended compute domain:
+ * PARALLEL computations run statement by statement over I, J and the interval's K range
+ * (as the seed's whole-array NumPy reading); FORWARD/BACKWARD run level by level with each
+ * statement over the I-J plane. Values are computed exactly as NumPy computes them
+ * (no fast-math; Python's floor-division and modulo rules).
+ */
+#include "backend/cpu/codegen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct CG {
+    const Stencil *st;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd;
+    LLVMValueRef *base;                   /* per slot */
+    LLVMValueRef (*stride)[GT_STRIDES];   /* per slot */
+    LLVMValueRef *scalar;                 /* per scalar slot */
+    LLVMValueRef ni, nj, nk;
+    LLVMValueRef i, j, k;                 /* the current point */
+    char *err;
+    size_t errlen;
+    bool failed;
+} CG;
+
+static LLVMTypeRef ty(CG *g, DType t) {
+    switch (t) {
+    case DT_BOOL: return g->i1;
+    case DT_INT32: return g->i32;
+    case DT_INT64: return g->i64;
+    case DT_FLOAT32: return g->f32;
+    case DT_FLOAT64: return g->f64;
+    default: return g->f64;
+    }
+}
+
+/* The in-memory type: NumPy stores bools as bytes. */
+static LLVMTypeRef mem_ty(CG *g, DType t) { return t == DT_BOOL ? g->i8 : ty(g, t); }
+
+static LLVMValueRef c64(CG *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+/* ---- intrinsics and libm ------------------------------------------------------------ */
+
+static LLVMValueRef intrinsic(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef types[1] = {t};
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, types, 1);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 1);
+    return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
+}
+
+static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+    char fname[32];
+    snprintf(fname, sizeof fname, "%s%s", name, t == g->f32 ? "f" : "");
+    LLVMTypeRef params[2] = {t, t};
+    LLVMTypeRef ft = LLVMFunctionType(t, params, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(g->mod, fname);
+    if (f == NULL) {
+        f = LLVMAddFunction(g->mod, fname, ft);
+        LLVMSetLinkage(f, LLVMExternalLinkage);
+    }
+    return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
+}
+
+/* ---- addressing --------------------------------------------------------------------- */
+
+/* Address of field `slot` at (i + di, j + dj, k + dk) and data index `didx`. */
+static LLVMValueRef address(CG *g, const Symbol *s, LLVMValueRef di, LLVMValueRef dj,
+                            LLVMValueRef dk, int ndi, const int *didx) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef (*st)[GT_STRIDES] = &g->stride[s->slot];
+    LLVMValueRef off = LLVMBuildNSWMul(b, di, (*st)[0], "");
+    off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dj, (*st)[1], ""), "");
+    off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dk, (*st)[2], ""), "");
+    for (int d = 0; d < ndi; d++)
+        if (didx[d]) off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, c64(g, didx[d]), (*st)[3 + d], ""), "");
+    return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &off, 1, "");
+}
+
+static LLVMValueRef load_mem(CG *g, DType t, LLVMValueRef addr) {
+    LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, t), addr, "");
+    if (t == DT_BOOL) v = LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "");
+    return v;
+}
+
+static void store_mem(CG *g, DType t, LLVMValueRef v, LLVMValueRef addr) {
+    if (t == DT_BOOL) v = LLVMBuildZExt(g->b, v, g->i8, "");
+    LLVMBuildStore(g->b, v, addr);
+}
+
+/* ---- expressions -------------------------------------------------------------------- */
+
+static LLVMValueRef emit_expr(CG *g, const Expr *e);
+
+static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
+    LLVMBuilderRef b = g->b;
+    if (from == to) return v;
+    LLVMTypeRef t = ty(g, to);
+    if (to == DT_BOOL) {
+        if (dtype_is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(ty(g, from), 0.0), "");
+        return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(ty(g, from), 0, 0), "");
+    }
+    if (from == DT_BOOL) return dtype_is_float(to) ? LLVMBuildUIToFP(b, v, t, "") : LLVMBuildZExt(b, v, t, "");
+    if (dtype_is_float(from) && dtype_is_float(to))
+        return to == DT_FLOAT64 ? LLVMBuildFPExt(b, v, t, "") : LLVMBuildFPTrunc(b, v, t, "");
+    if (dtype_is_int(from) && dtype_is_int(to))
+        return to == DT_INT64 ? LLVMBuildSExt(b, v, t, "") : LLVMBuildTrunc(b, v, t, "");
+    if (dtype_is_int(from)) return LLVMBuildSIToFP(b, v, t, "");
+    /* float -> int: saturating, so NaN and overflow give a defined value (no poison) */
+    LLVMValueRef args[1] = {v};
+    unsigned id = LLVMLookupIntrinsicID("llvm.fptosi.sat", 15);
+    LLVMTypeRef types[2] = {t, ty(g, from)};
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, types, 2);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 2);
+    return LLVMBuildCall2(b, ft, f, args, 1, "");
+}
+
+/* Python/NumPy integer floor division and modulo; x // 0 == x % 0 == 0 as in NumPy. */
+static LLVMValueRef int_divmod(CG *g, LLVMValueRef a, LLVMValueRef d, LLVMTypeRef t, bool want_mod) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+    LLVMValueRef minus1 = LLVMConstAllOnes(t);
+    LLVMValueRef is0 = LLVMBuildICmp(b, LLVMIntEQ, d, zero, "");
+    LLVMValueRef ism1 = LLVMBuildICmp(b, LLVMIntEQ, d, minus1, "");
+    LLVMValueRef safe = LLVMBuildSelect(b, LLVMBuildOr(b, is0, ism1, ""), one, d, "");
+    LLVMValueRef q = LLVMBuildSDiv(b, a, safe, "");
+    LLVMValueRef r = LLVMBuildSRem(b, a, safe, "");
+    LLVMValueRef adjust = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
+                                       LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, d, ""), zero, ""), "");
+    if (want_mod) {
+        LLVMValueRef m = LLVMBuildSelect(b, adjust, LLVMBuildAdd(b, r, d, ""), r, "");
+        return LLVMBuildSelect(b, LLVMBuildOr(b, is0, ism1, ""), zero, m, "");
+    }
+    q = LLVMBuildSub(b, q, LLVMBuildZExt(b, adjust, t, ""), "");
+    q = LLVMBuildSelect(b, ism1, LLVMBuildSub(b, zero, a, ""), q, "");
+    return LLVMBuildSelect(b, is0, zero, q, "");
+}
+
+/* NumPy's npy_divmod for floats (fmod-based, with its rounding fix-ups). */
+static LLVMValueRef float_divmod(CG *g, LLVMValueRef a, LLVMValueRef d, LLVMTypeRef t, bool want_mod) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef zero = LLVMConstReal(t, 0.0);
+    LLVMValueRef mod = LLVMBuildFRem(b, a, d, "");
+    LLVMValueRef dneg = LLVMBuildFCmp(b, LLVMRealOLT, d, zero, "");
+    LLVMValueRef mneg = LLVMBuildFCmp(b, LLVMRealOLT, mod, zero, "");
+    LLVMValueRef mnz = LLVMBuildFCmp(b, LLVMRealUNE, mod, zero, "");
+    LLVMValueRef fix = LLVMBuildAnd(b, mnz, LLVMBuildXor(b, dneg, mneg, ""), "");
+    LLVMValueRef div = LLVMBuildFDiv(b, LLVMBuildFSub(b, a, mod, ""), d, "");
+    if (want_mod) {
+        LLVMValueRef m = LLVMBuildSelect(b, fix, LLVMBuildFAdd(b, mod, d, ""), mod, "");
+        LLVMValueRef cs[2] = {zero, d};
+        LLVMValueRef signed0 = intrinsic(g, "llvm.copysign", t, cs, 2);
+        m = LLVMBuildSelect(b, mnz, m, signed0, "");
+        /* d == 0: fmod gives NaN, as NumPy */
+        return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, d, zero, ""), mod, m, "");
+    }
+    div = LLVMBuildSelect(b, fix, LLVMBuildFSub(b, div, LLVMConstReal(t, 1.0), ""), div, "");
+    LLVMValueRef fl_args[1] = {div};
+    LLVMValueRef fl = intrinsic(g, "llvm.floor", t, fl_args, 1);
+    LLVMValueRef up = LLVMBuildFCmp(b, LLVMRealOGT, LLVMBuildFSub(b, div, fl, ""), LLVMConstReal(t, 0.5), "");
+    fl = LLVMBuildSelect(b, up, LLVMBuildFAdd(b, fl, LLVMConstReal(t, 1.0), ""), fl, "");
+    LLVMValueRef q = LLVMBuildFDiv(b, a, d, "");
+    LLVMValueRef cs[2] = {zero, q};
+    LLVMValueRef signed0 = intrinsic(g, "llvm.copysign", t, cs, 2);
+    LLVMValueRef divnz = LLVMBuildFCmp(b, LLVMRealUNE, div, zero, "");
+    LLVMValueRef res = LLVMBuildSelect(b, divnz, fl, signed0, "");
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, d, zero, ""), q, res, "");
+}
+
+/* Integer power by squaring, as an internal helper function of the module. */
+static LLVMValueRef int_pow(CG *g, LLVMValueRef a, LLVMValueRef e, LLVMTypeRef t) {
+    const char *name = t == g->i32 ? "gt_ipow32" : "gt_ipow64";
+    LLVMTypeRef params[2] = {t, t};
+    LLVMTypeRef ft = LLVMFunctionType(t, params, 2, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
+    if (f == NULL) {
+        f = LLVMAddFunction(g->mod, name, ft);
+        LLVMSetLinkage(f, LLVMInternalLinkage);
+        LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+        LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, f, "entry");
+        LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, f, "loop");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, f, "done");
+        LLVMPositionBuilderAtEnd(b, entry);
+        LLVMValueRef base = LLVMGetParam(f, 0), ex = LLVMGetParam(f, 1);
+        LLVMValueRef zero = LLVMConstInt(t, 0, 0), one = LLVMConstInt(t, 1, 0);
+        /* x ** 0 == 1; a negative exponent gives 0 (NumPy raises; a stencil cannot) */
+        LLVMValueRef trivial =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, ex, zero, ""), one, zero, "");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSGT, ex, zero, ""), loop, done);
+        LLVMPositionBuilderAtEnd(b, loop);
+        LLVMValueRef acc = LLVMBuildPhi(b, t, "acc"), bb = LLVMBuildPhi(b, t, "b"), ee = LLVMBuildPhi(b, t, "e");
+        LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, ee, one, ""), zero, "");
+        LLVMValueRef acc2 = LLVMBuildSelect(b, odd, LLVMBuildMul(b, acc, bb, ""), acc, "");
+        LLVMValueRef bb2 = LLVMBuildMul(b, bb, bb, "");
+        LLVMValueRef ee2 = LLVMBuildLShr(b, ee, one, "");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, ee2, zero, ""), loop, done);
+        LLVMValueRef in_acc[2] = {one, acc2}, in_b[2] = {base, bb2}, in_e[2] = {ex, ee2};
+        LLVMBasicBlockRef from[2] = {entry, loop};
+        LLVMAddIncoming(acc, in_acc, from, 2);
+        LLVMAddIncoming(bb, in_b, from, 2);
+        LLVMAddIncoming(ee, in_e, from, 2);
+        LLVMPositionBuilderAtEnd(b, done);
+        LLVMValueRef r = LLVMBuildPhi(b, t, "r");
+        LLVMValueRef r_in[2] = {trivial, acc2};
+        LLVMAddIncoming(r, r_in, from, 2);
+        LLVMBuildRet(b, r);
+        LLVMDisposeBuilder(b);
+    }
+    LLVMValueRef args[2] = {a, e};
+    return LLVMBuildCall2(g->b, ft, f, args, 2, "");
+}
+
+static LLVMValueRef emit_binary(CG *g, const Expr *e) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+    LLVMTypeRef t = ty(g, e->type);
+    bool fl = dtype_is_float(e->type);
+    switch (e->op.op) {
+    case OP_ADD: return fl ? LLVMBuildFAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
+    case OP_SUB: return fl ? LLVMBuildFSub(b, x, y, "") : LLVMBuildSub(b, x, y, "");
+    case OP_MUL: return fl ? LLVMBuildFMul(b, x, y, "") : LLVMBuildMul(b, x, y, "");
+    case OP_DIV: return LLVMBuildFDiv(b, x, y, "");
+    case OP_FLOORDIV: return fl ? float_divmod(g, x, y, t, false) : int_divmod(g, x, y, t, false);
+    case OP_MOD: return fl ? float_divmod(g, x, y, t, true) : int_divmod(g, x, y, t, true);
+    case OP_POW: {
+        if (!fl) return int_pow(g, x, y, t);
+        LLVMValueRef args[2] = {x, y};
+        return intrinsic(g, "llvm.pow", t, args, 2);
+    }
+    default: break;
+    }
+    return LLVMGetUndef(t);
+}
+
+static LLVMValueRef emit_cmp(CG *g, const Expr *e) {
+    LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+    DType t = e->op.a->type;
+    if (dtype_is_float(t)) {
+        /* ordered comparisons, except != which is true for NaN (as IEEE and NumPy) */
+        static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT,
+                                               LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+        return LLVMBuildFCmp(g->b, fp[e->op.op - OP_LT], x, y, "");
+    }
+    static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT,
+                                          LLVMIntSGE, LLVMIntEQ,  LLVMIntNE};
+    static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT,
+                                          LLVMIntUGE, LLVMIntEQ,  LLVMIntNE};
+    return LLVMBuildICmp(g->b, t == DT_BOOL ? up[e->op.op - OP_LT] : sp[e->op.op - OP_LT], x, y, "");
+}
+
+static LLVMValueRef emit_call(CG *g, const Expr *e) {
+    LLVMValueRef a[GT_MAX_ARGS];
+    for (int i = 0; i < e->call.nargs; i++) a[i] = emit_expr(g, e->call.args[i]);
+    DType at = e->call.args[0]->type;
+    LLVMTypeRef t = ty(g, at);
+    bool fl = dtype_is_float(at);
+    LLVMBuilderRef b = g->b;
+    switch (e->call.fn) {
+    case FN_ABS:
+        if (fl) return intrinsic(g, "llvm.fabs", t, a, 1);
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], LLVMConstInt(t, 0, 0), ""),
+                               LLVMBuildSub(b, LLVMConstInt(t, 0, 0), a[0], ""), a[0], "");
+    case FN_MIN:
+        if (fl) return intrinsic(g, "llvm.minimum", t, a, 2); /* NaN-propagating, as np.minimum */
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, at == DT_BOOL ? LLVMIntULT : LLVMIntSLT, a[0], a[1], ""), a[0], a[1], "");
+    case FN_MAX:
+        if (fl) return intrinsic(g, "llvm.maximum", t, a, 2);
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, at == DT_BOOL ? LLVMIntUGT : LLVMIntSGT, a[0], a[1], ""), a[0], a[1], "");
+    case FN_SQRT: return intrinsic(g, "llvm.sqrt", t, a, 1);
+    case FN_EXP: return intrinsic(g, "llvm.exp", t, a, 1);
+    case FN_LOG: return intrinsic(g, "llvm.log", t, a, 1);
+    case FN_LOG10: return intrinsic(g, "llvm.log10", t, a, 1);
+    case FN_POW: return fl ? intrinsic(g, "llvm.pow", t, a, 2) : int_pow(g, a[0], a[1], t);
+    case FN_FLOOR: return intrinsic(g, "llvm.floor", t, a, 1);
+    case FN_CEIL: return intrinsic(g, "llvm.ceil", t, a, 1);
+    case FN_TRUNC: return intrinsic(g, "llvm.trunc", t, a, 1);
+    case FN_SIN: return libm(g, "sin", t, a, 1);
+    case FN_COS: return libm(g, "cos", t, a, 1);
+    case FN_TAN: return libm(g, "tan", t, a, 1);
+    case FN_ARCSIN: return libm(g, "asin", t, a, 1);
+    case FN_ARCCOS: return libm(g, "acos", t, a, 1);
+    case FN_ARCTAN: return libm(g, "atan", t, a, 1);
+    case FN_ARCTAN2: return libm(g, "atan2", t, a, 2);
+    case FN_SINH: return libm(g, "sinh", t, a, 1);
+    case FN_COSH: return libm(g, "cosh", t, a, 1);
+    case FN_TANH: return libm(g, "tanh", t, a, 1);
+    case FN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, a[0], a[0], "");
+    case FN_ISINF:
+    case FN_ISFINITE: {
+        LLVMValueRef m = intrinsic(g, "llvm.fabs", t, a, 1);
+        LLVMValueRef inf = LLVMConstReal(t, __builtin_inf());
+        return LLVMBuildFCmp(b, e->call.fn == FN_ISINF ? LLVMRealOEQ : LLVMRealOLT, m, inf, "");
+    }
+    default: break;
+    }
+    return LLVMGetUndef(ty(g, e->type));
+}
+
+static LLVMValueRef emit_expr(CG *g, const Expr *e) {
+    LLVMBuilderRef b = g->b;
+    switch (e->kind) {
+    case E_CONST:
+        if (dtype_is_float(e->type)) return LLVMConstReal(ty(g, e->type), e->cnst.f);
+        return LLVMConstInt(ty(g, e->type), (unsigned long long)e->cnst.i, 1);
+    case E_FIELD: {
+        LLVMValueRef dk = LLVMBuildNSWAdd(b, g->k, c64(g, e->field.off[2]), "");
+        if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, emit_expr(g, e->field.kexpr), "");
+        LLVMValueRef addr = address(g, e->field.sym, LLVMBuildNSWAdd(b, g->i, c64(g, e->field.off[0]), ""),
+                                    LLVMBuildNSWAdd(b, g->j, c64(g, e->field.off[1]), ""), dk,
+                                    e->field.ndi, e->field.data_index);
+        return load_mem(g, e->type, addr);
+    }
+    case E_SCALAR: return g->scalar[e->scalar->slot];
+    case E_UNARY: {
+        LLVMValueRef x = emit_expr(g, e->op.a);
+        if (e->op.op == OP_NOT) return LLVMBuildNot(b, x, "");
+        if (e->op.op == OP_POS) return x;
+        return dtype_is_float(e->type) ? LLVMBuildFNeg(b, x, "") : LLVMBuildNeg(b, x, "");
+    }
+    case E_BINARY: return emit_binary(g, e);
+    case E_CMP: return emit_cmp(g, e);
+    case E_LOGIC: {
+        LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+        return e->op.op == OP_AND ? LLVMBuildAnd(b, x, y, "") : LLVMBuildOr(b, x, y, "");
+    }
+    case E_TERNARY: {
+        LLVMValueRef c = emit_expr(g, e->ternary.cond);
+        LLVMValueRef x = emit_expr(g, e->ternary.a), y = emit_expr(g, e->ternary.b);
+        return LLVMBuildSelect(b, c, x, y, "");
+    }
+    case E_CALL: return emit_call(g, e);
+    case E_CAST: return emit_cast(g, emit_expr(g, e->cast), e->cast->type, e->type);
+    }
+    return LLVMGetUndef(ty(g, e->type));
+}
+
+/* ---- loops -------------------------------------------------------------------------- */
+
+typedef struct Loop {
+    LLVMBasicBlockRef header, exit;
+    LLVMValueRef iv, hi;
+} Loop;
+
+/* for (iv = lo; iv < hi; iv++) in rotated form; leaves the builder in the body. */
+static LLVMValueRef loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+    LLVMBuilderRef b = g->b;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    L->header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
+    L->exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "exit");
+    L->hi = hi;
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), L->header, L->exit);
+    LLVMPositionBuilderAtEnd(b, L->header);
+    L->iv = LLVMBuildPhi(b, g->i64, name);
+    LLVMAddIncoming(L->iv, &lo, &pre, 1);
+    return L->iv;
+}
+
+static void loop_end(CG *g, Loop *L) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef next = LLVMBuildNSWAdd(b, L->iv, c64(g, 1), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMAddIncoming(L->iv, &next, &latch, 1);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, L->hi, ""), L->header, L->exit);
+    LLVMPositionBuilderAtEnd(b, L->exit);
+}
+
+static LLVMValueRef bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
+    return ab.level == 0 ? c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, c64(g, ab.offset), "");
+}
+
+static LLVMValueRef smax(CG *g, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+static LLVMValueRef smin(CG *g, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+/* ---- statements --------------------------------------------------------------------- */
+
+static void emit_point(CG *g, const Stmt *s);
+
+static void emit_point_list(CG *g, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) emit_point(g, l->items[i]);
+}
+
+/* One statement at the current point (g->i, g->j, g->k). */
+static void emit_point(CG *g, const Stmt *s) {
+    LLVMBuilderRef b = g->b;
+    LLVMBasicBlockRef cont = NULL;
+    if (s->guard && s->kind == S_ASSIGN) {
+        LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "guarded");
+        cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cont");
+        LLVMBuildCondBr(b, emit_expr(g, s->guard), then, cont);
+        LLVMPositionBuilderAtEnd(b, then);
+    }
+    if (s->kind == S_ASSIGN) {
+        const Symbol *t = s->assign.target;
+        LLVMValueRef v = emit_expr(g, s->assign.value);
+        LLVMValueRef addr = address(g, t, g->i, g->j, LLVMBuildNSWAdd(b, g->k, c64(g, s->assign.koff), ""),
+                                    s->assign.ndi, s->assign.data_index);
+        store_mem(g, t->dtype, v, addr);
+    } else if (s->kind == S_WHILE) {
+        /* Per point: while (guard and cond) { body }, as the seed's final while model. */
+        LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while");
+        LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while_body");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while_done");
+        LLVMBuildBr(b, head);
+        LLVMPositionBuilderAtEnd(b, head);
+        LLVMValueRef c = emit_expr(g, s->while_.cond);
+        if (s->guard) c = LLVMBuildAnd(b, emit_expr(g, s->guard), c, "");
+        LLVMBuildCondBr(b, c, body, done);
+        LLVMPositionBuilderAtEnd(b, body);
+        emit_point_list(g, &s->while_.body);
+        LLVMBuildBr(b, head);
+        LLVMPositionBuilderAtEnd(b, done);
+    }
+    if (cont) {
+        LLVMBuildBr(b, cont);
+        LLVMPositionBuilderAtEnd(b, cont);
+    }
+}
+
+/* Loops a statement over its horizontal range (one box, or the whole extended domain),
+ * with K either fixed (g->k set by the caller) or looped over [klo, khi). */
+static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LLVMValueRef khi) {
+    const int *h = s->horizontal_extent;
+    LLVMValueRef ilo = c64(g, h[0]), ihi = LLVMBuildNSWAdd(g->b, g->ni, c64(g, h[1]), "");
+    LLVMValueRef jlo = c64(g, h[2]), jhi = LLVMBuildNSWAdd(g->b, g->nj, c64(g, h[3]), "");
+    if (box) {
+        if (box->has[0]) ilo = smax(g, ilo, bound_value(g, box->b[0], g->ni));
+        if (box->has[1]) ihi = smin(g, ihi, bound_value(g, box->b[1], g->ni));
+        if (box->has[2]) jlo = smax(g, jlo, bound_value(g, box->b[2], g->nj));
+        if (box->has[3]) jhi = smin(g, jhi, bound_value(g, box->b[3], g->nj));
+    }
+    Loop li, lj, lk;
+    g->i = loop_begin(g, &li, ilo, ihi, "i");
+    g->j = loop_begin(g, &lj, jlo, jhi, "j");
+    if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
+    emit_point(g, s);
+    if (klo) loop_end(g, &lk);
+    loop_end(g, &lj);
+    loop_end(g, &li);
+}
+
+static void emit_stmt(CG *g, const Stmt *s, LLVMValueRef klo, LLVMValueRef khi) {
+    if (s->nboxes == 0) {
+        emit_nest(g, s, NULL, klo, khi);
+        return;
+    }
+    for (int i = 0; i < s->nboxes; i++) emit_nest(g, s, &s->boxes[i], klo, khi);
+}
+
+static void emit_interval(CG *g, const Computation *c, const Interval *in) {
+    LLVMValueRef ks = bound_value(g, in->start, g->nk), ke = bound_value(g, in->end, g->nk);
+    if (c->policy == POLICY_PARALLEL) {
+        for (int i = 0; i < in->body.n; i++) emit_stmt(g, in->body.items[i], ks, ke);
+        return;
+    }
+    Loop lk;
+    LLVMValueRef iv = loop_begin(g, &lk, ks, ke, "klevel");
+    LLVMValueRef k = iv;
+    if (c->policy == POLICY_BACKWARD) /* k runs from ke - 1 down to ks */
+        k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, c64(g, 1), ""), "");
+    for (int i = 0; i < in->body.n; i++) {
+        g->k = k;
+        emit_stmt(g, in->body.items[i], NULL, NULL);
+    }
+    loop_end(g, &lk);
+}
+
+/* Loads every pointer, stride, size and scalar once, in the entry block. */
+static void emit_prologue(CG *g, LLVMValueRef ptrs, LLVMValueRef strides, LLVMValueRef domain,
+                          LLVMValueRef scalars) {
+    LLVMBuilderRef b = g->b;
+    const Stencil *st = g->st;
+    int nslots = stencil_nslots(st);
+    for (int s = 0; s < nslots; s++) {
+        LLVMValueRef idx = c64(g, s);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->ptr, ptrs, &idx, 1, "");
+        g->base[s] = LLVMBuildLoad2(b, g->ptr, p, "base");
+        for (int a = 0; a < GT_STRIDES; a++) {
+            LLVMValueRef si = c64(g, (long long)s * GT_STRIDES + a);
+            LLVMValueRef sp = LLVMBuildInBoundsGEP2(b, g->i64, strides, &si, 1, "");
+            g->stride[s][a] = LLVMBuildLoad2(b, g->i64, sp, "stride");
+        }
+    }
+    LLVMValueRef n[3];
+    for (int a = 0; a < 3; a++) {
+        LLVMValueRef ai = c64(g, a);
+        n[a] = LLVMBuildLoad2(b, g->i64, LLVMBuildInBoundsGEP2(b, g->i64, domain, &ai, 1, ""), "n");
+    }
+    g->ni = n[0];
+    g->nj = n[1];
+    g->nk = n[2];
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_SCALAR) continue;
+        LLVMValueRef off = c64(g, 8LL * s->slot);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "");
+        g->scalar[s->slot] = load_mem(g, s->dtype, p);
+    }
+}
+
+LLVMModuleRef codegen_cpu(const Stencil *st, LLVMContextRef ctx, char *err, size_t errlen) {
+    CG g = {.st = st, .ctx = ctx, .err = err, .errlen = errlen};
+    g.mod = LLVMModuleCreateWithNameInContext(st->name, ctx);
+    g.b = LLVMCreateBuilderInContext(ctx);
+    g.i1 = LLVMInt1TypeInContext(ctx);
+    g.i8 = LLVMInt8TypeInContext(ctx);
+    g.i32 = LLVMInt32TypeInContext(ctx);
+    g.i64 = LLVMInt64TypeInContext(ctx);
+    g.f32 = LLVMFloatTypeInContext(ctx);
+    g.f64 = LLVMDoubleTypeInContext(ctx);
+    g.ptr = LLVMPointerTypeInContext(ctx, 0);
+    g.vd = LLVMVoidTypeInContext(ctx);
+    int nslots = stencil_nslots(st);
+    g.base = calloc((size_t)nslots + 1, sizeof *g.base);
+    g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);
+    g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
+    if (!g.base || !g.stride || !g.scalar) {
+        snprintf(err, errlen, "out of memory");
+        LLVMDisposeModule(g.mod);
+        g.mod = NULL;
+        goto done;
+    }
+
+    LLVMTypeRef params[4] = {g.ptr, g.ptr, g.ptr, g.ptr};
+    g.fn = LLVMAddFunction(g.mod, "gt_kernel", LLVMFunctionType(g.vd, params, 4, 0));
+    /* The pointer arrays themselves are only read and never alias anything written. */
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    unsigned readonly = LLVMGetEnumAttributeKindForName("readonly", 8);
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    for (unsigned p = 1; p <= 4; p++) {
+        LLVMAddAttributeAtIndex(g.fn, p, LLVMCreateEnumAttribute(ctx, noalias, 0));
+        LLVMAddAttributeAtIndex(g.fn, p, LLVMCreateEnumAttribute(ctx, readonly, 0));
+    }
+    LLVMAddAttributeAtIndex(g.fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, nounwind, 0));
+
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, g.fn, "entry");
+    LLVMPositionBuilderAtEnd(g.b, entry);
+    emit_prologue(&g, LLVMGetParam(g.fn, 0), LLVMGetParam(g.fn, 1), LLVMGetParam(g.fn, 2),
+                  LLVMGetParam(g.fn, 3));
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            emit_interval(&g, &st->comps[c], &st->comps[c].intervals[i]);
+    LLVMBuildRetVoid(g.b);
+done:
+    LLVMDisposeBuilder(g.b);
+    free(g.base);
+    free(g.stride);
+    free(g.scalar);
+    return g.mod;
+}

@@ -1,0 +1,212 @@
+#include "backend/cpu/jit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+/* Process-wide JIT state. LLVM objects are not safe for concurrent use from several
+ * threads, so every use below holds `lock`. */
+static struct {
+    pthread_mutex_t lock;
+    bool ready;
+    char *triple, *cpu, *features, *target_id;
+    LLVMTargetMachineRef tm; /* for optimisation and code generation */
+    LLVMOrcLLJITRef jit;
+    unsigned long ndylibs;
+} J = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool take_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) {
+    if (e == NULL) return true;
+    char *msg = LLVMGetErrorMessage(e);
+    snprintf(err, errlen, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return false;
+}
+
+static LLVMTargetMachineRef make_tm(LLVMCodeGenOptLevel level, char *err, size_t errlen) {
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(J.triple, &target, &msg)) {
+        snprintf(err, errlen, "LLVM has no target for %s: %s", J.triple, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, J.triple, J.cpu, J.features, level,
+                                                      LLVMRelocPIC, LLVMCodeModelSmall);
+    if (tm == NULL) snprintf(err, errlen, "cannot create an LLVM target machine for %s", J.triple);
+    return tm;
+}
+
+static bool init_locked(char *err, size_t errlen) {
+    if (J.ready) return true;
+    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+        snprintf(err, errlen, "LLVM cannot initialise the native target");
+        return false;
+    }
+    J.triple = LLVMGetDefaultTargetTriple();
+    J.cpu = LLVMGetHostCPUName();
+    J.features = LLVMGetHostCPUFeatures();
+    size_t n = strlen(J.triple) + strlen(J.cpu) + strlen(J.features) + 3;
+    J.target_id = malloc(n);
+    if (J.target_id == NULL) return snprintf(err, errlen, "out of memory"), false;
+    snprintf(J.target_id, n, "%s/%s/%s", J.triple, J.cpu, J.features);
+    J.tm = make_tm(LLVMCodeGenLevelAggressive, err, errlen);
+    if (J.tm == NULL) return false;
+
+    /* LLJIT gets a target machine builder made from a target machine of its own: the C API
+     * has no setters for the CPU or the level, and this keeps the small code model + PIC. */
+    LLVMTargetMachineRef jtm = make_tm(LLVMCodeGenLevelAggressive, err, errlen);
+    if (jtm == NULL) return false;
+    LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+        builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jtm));
+    if (!take_error(LLVMOrcCreateLLJIT(&J.jit, builder), "cannot create the LLVM JIT", err, errlen))
+        return false;
+    J.ready = true;
+    return true;
+}
+
+bool jit_init(char *err, size_t errlen) {
+    pthread_mutex_lock(&J.lock);
+    bool ok = init_locked(err, errlen);
+    pthread_mutex_unlock(&J.lock);
+    return ok;
+}
+
+const char *jit_target_id(void) { return J.target_id ? J.target_id : ""; }
+const char *jit_cpu_name(void) { return J.cpu ? J.cpu : ""; }
+
+void jit_prepare_module(LLVMModuleRef m) {
+    LLVMSetTarget(m, J.triple);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(J.tm);
+    LLVMSetModuleDataLayout(m, dl);
+    LLVMDisposeTargetData(dl);
+}
+
+bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
+    char *msg = NULL;
+    /* LLVMReturnStatusAction: the verifier pass would abort the process. */
+    if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
+        snprintf(err, errlen, "gtscript generated invalid LLVM IR (a bug): %s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMDisposeMessage(msg);
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+    pthread_mutex_lock(&J.lock);
+    LLVMErrorRef e = LLVMRunPasses(m, passes, J.tm, opts);
+    pthread_mutex_unlock(&J.lock);
+    LLVMDisposePassBuilderOptions(opts);
+    return take_error(e, "LLVM optimisation failed", err, errlen);
+}
+
+bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen) {
+    LLVMMemoryBufferRef buf = NULL;
+    char *msg = NULL;
+    pthread_mutex_lock(&J.lock);
+    LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(J.tm, m, LLVMObjectFile, &msg, &buf);
+    pthread_mutex_unlock(&J.lock);
+    if (failed) {
+        snprintf(err, errlen, "LLVM code generation failed: %s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    *objlen = LLVMGetBufferSize(buf);
+    *obj = malloc(*objlen ? *objlen : 1);
+    if (*obj == NULL) {
+        LLVMDisposeMemoryBuffer(buf);
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    memcpy(*obj, LLVMGetBufferStart(buf), *objlen);
+    LLVMDisposeMemoryBuffer(buf);
+    return true;
+}
+
+typedef struct {
+    bool done;
+    void *addr;
+    char *error;
+} LookupResult;
+
+static void on_lookup(LLVMErrorRef e, LLVMOrcCSymbolMapPairs result, size_t n, void *ctx) {
+    LookupResult *r = ctx;
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        r->error = strdup(msg);
+        LLVMDisposeErrorMessage(msg);
+    } else if (n >= 1) {
+        r->addr = (void *)(uintptr_t)result[0].Sym.Address;
+    }
+    r->done = true;
+}
+
+static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *err, size_t errlen) {
+    char name[64];
+    snprintf(name, sizeof name, "gtscript_module_%lu", J.ndylibs++);
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(J.jit);
+    LLVMOrcJITDylibRef jd;
+    if (!take_error(LLVMOrcExecutionSessionCreateJITDylib(es, &jd, name), "cannot create a JITDylib",
+                    err, errlen))
+        return false;
+    /* libm and the C runtime come from the process itself. */
+    LLVMOrcDefinitionGeneratorRef gen;
+    if (!take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                        &gen, LLVMOrcLLJITGetGlobalPrefix(J.jit), NULL, NULL),
+                    "cannot create the process symbol generator", err, errlen))
+        return false;
+    LLVMOrcJITDylibAddGenerator(jd, gen);
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, objlen, "gtscript-kernel");
+    if (!take_error(LLVMOrcLLJITAddObjectFile(J.jit, jd, buf), "cannot load the object file", err,
+                    errlen)) {
+        LLVMOrcJITDylibClear(jd);
+        return false;
+    }
+    LLVMOrcSymbolStringPoolEntryRef sym = LLVMOrcLLJITMangleAndIntern(J.jit, GT_KERNEL_SYMBOL);
+    LLVMOrcCJITDylibSearchOrderElement order[2] = {
+        {jd, LLVMOrcJITDylibLookupFlagsMatchExportedSymbolsOnly}, {NULL, 0}};
+    LLVMOrcCLookupSetElement syms[1] = {{sym, LLVMOrcSymbolLookupFlagsRequiredSymbol}};
+    LookupResult r = {0};
+    /* Materialisation runs in place on this thread (LLJIT has no compile threads here), so
+     * the handler has run when the call returns. */
+    LLVMOrcExecutionSessionLookup(es, LLVMOrcLookupKindStatic, order, 1, syms, 1, on_lookup, &r);
+    if (!r.done || r.addr == NULL) {
+        snprintf(err, errlen, "cannot resolve the kernel in the loaded object: %s",
+                 r.error ? r.error : "lookup did not complete");
+        free(r.error);
+        LLVMOrcJITDylibClear(jd);
+        return false;
+    }
+    out->jd = jd;
+    out->fn = r.addr;
+    return true;
+}
+
+bool jit_load_object(const char *obj, size_t objlen, JitModule *out, char *err, size_t errlen) {
+    pthread_mutex_lock(&J.lock);
+    bool ok = init_locked(err, errlen) && load_locked(obj, objlen, out, err, errlen);
+    pthread_mutex_unlock(&J.lock);
+    return ok;
+}
+
+void jit_unload(JitModule *m) {
+    if (m->jd == NULL) return;
+    pthread_mutex_lock(&J.lock);
+    LLVMErrorRef e = LLVMOrcJITDylibClear((LLVMOrcJITDylibRef)m->jd);
+    if (e) LLVMConsumeError(e);
+    pthread_mutex_unlock(&J.lock);
+    m->jd = NULL;
+    m->fn = NULL;
+}

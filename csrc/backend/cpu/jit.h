@@ -1,0 +1,39 @@
+/*
+ * The host target and LLVM's ORC LLJIT: one target machine and one LLJIT per process,
+ * one JITDylib per loaded stencil module. A module is built to an object file
+ * (kept for the disk cache) and that object is what the JIT loads, for a fresh build and
+ * a cache hit alike.
+ */
+#ifndef GT_JIT_H
+#define GT_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#define GT_KERNEL_SYMBOL "gt_kernel"
+
+/* Initialises LLVM's native target once; false with a message on failure. */
+bool jit_init(char *err, size_t errlen);
+/* "triple/cpu/features" of the host, for cache keys. Valid after jit_init. */
+const char *jit_target_id(void);
+const char *jit_cpu_name(void);
+/* Gives a module the host's triple and data layout. */
+void jit_prepare_module(LLVMModuleRef m);
+/* Runs the optimisation pipeline (`passes`, e.g. "default<O3>") with the host target. */
+bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen);
+/* Emits an object file into a malloc'ed buffer (*obj, *objlen). */
+bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen);
+
+typedef struct JitModule {
+    void *jd; /* LLVMOrcJITDylibRef */
+    void *fn; /* address of GT_KERNEL_SYMBOL */
+} JitModule;
+
+/* Loads an object file (copied) into a new JITDylib and resolves the kernel. */
+bool jit_load_object(const char *obj, size_t objlen, JitModule *out, char *err, size_t errlen);
+void jit_unload(JitModule *m);
+
+#endif

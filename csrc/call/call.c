@@ -1,0 +1,603 @@
+/*
+ * Calling a stencil. Everything a call needs is checked here, in C, before any data is
+ * touched: argument binding, dtypes and shapes against the annotations, origin + domain +
+ * access extents against every array, writability and aliasing. Then the kernel runs on
+ * base pointers and element strides with the GIL released.
+ */
+#include "call/call.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct Bound {
+    PyObject *value[256]; /* per parameter, borrowed */
+    int64_t origin[256][3];
+    int64_t domain[3];
+    bool validate;
+    PyObject *exec_info; /* borrowed, or NULL */
+} Bound;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int npy_type_of(DType t) {
+    switch (t) {
+    case DT_BOOL: return NPY_BOOL;
+    case DT_INT32: return NPY_INT32;
+    case DT_INT64: return NPY_INT64;
+    case DT_FLOAT32: return NPY_FLOAT32;
+    case DT_FLOAT64: return NPY_FLOAT64;
+    default: return -1;
+    }
+}
+
+static int naxes(const Symbol *s) {
+    return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K);
+}
+
+/* Array dimension holding axis a (0 = I, 1 = J, 2 = K) of field s, or -1. */
+static int dim_of(const Symbol *s, int a) {
+    if (!(s->axes & (1 << a))) return -1;
+    int d = 0;
+    for (int b = 0; b < a; b++)
+        if (s->axes & (1 << b)) d++;
+    return d;
+}
+
+/* ---- binding ------------------------------------------------------------------------ */
+
+static bool is_option(const char *k) {
+    return strcmp(k, "origin") == 0 || strcmp(k, "domain") == 0 ||
+           strcmp(k, "validate_args") == 0 || strcmp(k, "exec_info") == 0;
+}
+
+static bool bind_args(const Stencil *st, PyObject *args, PyObject *kwargs, Bound *b,
+                      PyObject **origin, PyObject **domain) {
+    Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    if (npos > st->nparams) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given",
+                     st->name, st->nparams, npos);
+        return false;
+    }
+    for (int i = 0; i < st->nparams; i++) b->value[i] = i < npos ? PyTuple_GET_ITEM(args, i) : NULL;
+    *origin = *domain = NULL;
+    b->validate = true;
+    b->exec_info = NULL;
+    if (kwargs) {
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs, &pos, &key, &val)) {
+            const char *k = PyUnicode_AsUTF8(key);
+            if (k == NULL) return false;
+            if (is_option(k)) {
+                if (k[0] == 'o') *origin = val;
+                else if (k[0] == 'd') *domain = val;
+                else if (k[0] == 'v') {
+                    int t = PyObject_IsTrue(val);
+                    if (t < 0) return false;
+                    b->validate = t;
+                } else if (val != Py_None) {
+                    if (!PyDict_Check(val)) {
+                        PyErr_SetString(PyExc_TypeError, "exec_info must be a dict or None");
+                        return false;
+                    }
+                    b->exec_info = val;
+                }
+                continue;
+            }
+            int i = 0;
+            while (i < st->nparams && strcmp(st->params[i]->name, k) != 0) i++;
+            if (i == st->nparams) {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
+                             st->name, k);
+                return false;
+            }
+            if (b->value[i]) {
+                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                             st->name, k);
+                return false;
+            }
+            b->value[i] = val;
+        }
+    }
+    for (int i = 0; i < st->nparams; i++)
+        if (b->value[i] == NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", st->name,
+                         st->params[i]->name);
+            return false;
+        }
+    return true;
+}
+
+static bool check_field(const Symbol *s, PyObject *o, bool validate) {
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "argument '%s' must be a NumPy array (got %s)", s->name,
+                     Py_TYPE(o)->tp_name);
+        return false;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    int want = naxes(s) + s->ndata;
+    if (PyArray_NDIM(a) != want) {
+        PyErr_Format(PyExc_ValueError,
+                     "argument '%s' must have %d dimensions (%d axes + %d data dimensions), got %d",
+                     s->name, want, naxes(s), s->ndata, PyArray_NDIM(a));
+        return false;
+    }
+    if (!validate) return true;
+    if (PyArray_TYPE(a) != npy_type_of(s->dtype) || !PyArray_ISNOTSWAPPED(a)) {
+        PyObject *r = PyObject_Str((PyObject *)PyArray_DESCR(a));
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' has dtype %s but the stencil declares %s (no implicit cast)",
+                     s->name, r ? PyUnicode_AsUTF8(r) : "?", dtype_name(s->dtype));
+        Py_XDECREF(r);
+        return false;
+    }
+    for (int d = 0; d < s->ndata; d++)
+        if (PyArray_DIM(a, naxes(s) + d) != s->data_dims[d]) {
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s': data dimension %d has size %zd, the stencil declares %d",
+                         s->name, d, (Py_ssize_t)PyArray_DIM(a, naxes(s) + d), s->data_dims[d]);
+            return false;
+        }
+    int item = dtype_size(s->dtype);
+    for (int d = 0; d < PyArray_NDIM(a); d++)
+        if (PyArray_STRIDE(a, d) % item != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s' has a stride (%zd bytes) that is not a multiple of its "
+                         "item size",
+                         s->name, (Py_ssize_t)PyArray_STRIDE(a, d));
+            return false;
+        }
+    return true;
+}
+
+static bool parse_triple(PyObject *o, const char *what, const char *name, int n, int64_t *out) {
+    PyObject *seq = PySequence_Fast(o, "");
+    if (seq == NULL || PySequence_Fast_GET_SIZE(seq) != n) {
+        Py_XDECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s%s%s must be a tuple of %d integers", what,
+                     name ? " of " : "", name ? name : "", n);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
+        long long x = v ? PyLong_AsLongLong(v) : -1;
+        Py_XDECREF(v);
+        if (x == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s%s%s must contain integers", what, name ? " of " : "",
+                         name ? name : "");
+            return false;
+        }
+        out[i] = x;
+    }
+    Py_DECREF(seq);
+    return true;
+}
+
+/* Lowest K index (relative to the K origin) that an interval starting at the domain's
+ * bottom reads: the default K origin must leave room for it. */
+static int64_t default_k_halo(const Stencil *st) {
+    int64_t h = 0;
+    for (int i = 0; i < st->nkacc; i++) {
+        const KAccess *k = &st->kacc[i];
+        if (k->slot >= st->nfields || k->start.level != 0) continue;
+        int64_t need = -(k->start.offset + k->dlo);
+        if (need > h) h = need;
+    }
+    return h;
+}
+
+/* Upper K halo needed at the top of the domain by field slot `slot` (or any, slot < 0). */
+static int64_t upper_k_halo(const Stencil *st, int slot) {
+    int64_t h = 0;
+    for (int i = 0; i < st->nkacc; i++) {
+        const KAccess *k = &st->kacc[i];
+        if (k->slot >= st->nfields || (slot >= 0 && k->slot != slot) || k->end.level != 1) continue;
+        int64_t need = k->end.offset + k->dhi;
+        if (need > h) h = need;
+    }
+    return h;
+}
+
+static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
+    /* Default: one origin for every field, the largest halo any field needs. */
+    int64_t def[3] = {0, 0, default_k_halo(st)};
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD || !s->has_access) continue;
+        for (int a = 0; a < 2; a++)
+            if (-s->access.lo[a] > def[a]) def[a] = -s->access.lo[a];
+    }
+    PyObject *all = NULL;
+    if (origin && origin != Py_None && !PyDict_Check(origin)) {
+        if (!parse_triple(origin, "origin", NULL, 3, def)) return false;
+    } else if (origin && PyDict_Check(origin)) {
+        PyObject *key, *val;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(origin, &pos, &key, &val)) {
+            const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            if (k == NULL) {
+                PyErr_SetString(PyExc_TypeError, "origin keys must be argument names");
+                return false;
+            }
+            if (strcmp(k, "_all_") == 0) {
+                all = val;
+                continue;
+            }
+            const Symbol *s = stencil_lookup(st, k);
+            if (s == NULL || s->kind != SYM_FIELD) {
+                PyErr_Format(PyExc_ValueError, "origin given for '%s', which is not a field argument", k);
+                return false;
+            }
+        }
+        if (all && !parse_triple(all, "origin", "'_all_'", 3, def)) return false;
+    }
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        memcpy(b->origin[i], def, sizeof def);
+        PyObject *own = origin && PyDict_Check(origin) ? PyDict_GetItemString(origin, s->name) : NULL;
+        if (own == NULL) continue;
+        Py_ssize_t n = PySequence_Check(own) ? PySequence_Size(own) : -1;
+        if (n == 3) {
+            if (!parse_triple(own, "origin", s->name, 3, b->origin[i])) return false;
+        } else {
+            /* the field's own axes only, e.g. (i, j) for an IJ field */
+            int64_t v[3];
+            if (!parse_triple(own, "origin", s->name, naxes(s), v)) return false;
+            for (int a = 0, d = 0; a < 3; a++)
+                if (s->axes & (1 << a)) b->origin[i][a] = v[d++];
+        }
+    }
+    return true;
+}
+
+static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
+    if (domain && domain != Py_None) {
+        if (!parse_triple(domain, "domain", NULL, 3, b->domain)) return false;
+        for (int a = 0; a < 3; a++)
+            if (b->domain[a] < 0) {
+                PyErr_Format(PyExc_ValueError, "domain (%lld, %lld, %lld) has a negative size",
+                             (long long)b->domain[0], (long long)b->domain[1], (long long)b->domain[2]);
+                return false;
+            }
+        return true;
+    }
+    /* Default: the largest domain that fits every field. */
+    bool have[3] = {false, false, false};
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        for (int a = 0; a < 3; a++) {
+            int d = dim_of(s, a);
+            if (d < 0) continue;
+            int64_t upper = a < 2 ? (s->has_access ? s->access.hi[a] : 0) : upper_k_halo(st, s->slot);
+            int64_t n = PyArray_DIM(arr, d) - b->origin[i][a] - upper;
+            if (!have[a] || n < b->domain[a]) b->domain[a] = n;
+            have[a] = true;
+        }
+    }
+    for (int a = 0; a < 3; a++) {
+        if (!have[a]) {
+            PyErr_Format(PyExc_ValueError,
+                         "no field has a%s %c axis: pass domain= explicitly", a == 0 ? "n" : "",
+                         "IJK"[a]);
+            return false;
+        }
+        if (b->domain[a] < 0) b->domain[a] = 0;
+    }
+    return true;
+}
+
+static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *o,
+                 const int64_t *n) {
+    for (int a = 0; a < 2; a++) {
+        int d = dim_of(s, a);
+        if (d < 0 || !s->has_access || n[0] == 0 || n[1] == 0 || n[2] == 0) continue;
+        int64_t lo = o[a] + s->access.lo[a], hi = o[a] + n[a] + s->access.hi[a];
+        if (lo < 0 || hi > PyArray_DIM(arr, d)) {
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s': origin %lld + domain %lld along %c with the stencil's "
+                         "extent <%d, %d> needs indices %lld..%lld, but the array has size %zd",
+                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], s->access.lo[a],
+                         s->access.hi[a], (long long)lo, (long long)hi - 1,
+                         (Py_ssize_t)PyArray_DIM(arr, d));
+            return false;
+        }
+    }
+    int d = dim_of(s, 2);
+    if (d < 0 || n[0] == 0 || n[1] == 0) return true;
+    for (int i = 0; i < st->nkacc; i++) {
+        const KAccess *k = &st->kacc[i];
+        if (k->slot != s->slot) continue;
+        int64_t ks = k->start.level ? n[2] + k->start.offset : k->start.offset;
+        int64_t ke = k->end.level ? n[2] + k->end.offset : k->end.offset;
+        if (ks >= ke) continue;
+        int64_t lo = o[2] + ks + k->dlo, hi = o[2] + ke - 1 + k->dhi;
+        if (lo < 0 || hi >= PyArray_DIM(arr, d)) {
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s': origin %lld + domain %lld along K with K offsets <%d, %d> "
+                         "needs levels %lld..%lld, but the array has %zd",
+                         s->name, (long long)o[2], (long long)n[2], k->dlo, k->dhi, (long long)lo,
+                         (long long)hi, (Py_ssize_t)PyArray_DIM(arr, d));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Byte range [lo, hi) spanned by an array. */
+static void byte_span(PyArrayObject *a, char **lo, char **hi) {
+    char *p = PyArray_BYTES(a), *l = p, *h = p + PyArray_ITEMSIZE(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (PyArray_DIM(a, d) == 0) {
+            *lo = *hi = p;
+            return;
+        }
+        if (ext < 0) l += ext;
+        else h += ext;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* Written fields must not share memory with a field read with a horizontal offset (the
+ * parallel model's rule 1 through an alias): those reads could see new values. */
+static bool check_aliasing(const Stencil *st, Bound *b) {
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *w = st->params[i];
+        if (w->kind != SYM_FIELD || !w->written) continue;
+        char *wl, *wh;
+        byte_span((PyArrayObject *)b->value[i], &wl, &wh);
+        for (int j = 0; j < st->nparams; j++) {
+            const Symbol *r = st->params[j];
+            if (j == i || r->kind != SYM_FIELD || !r->read) continue;
+            bool shifted = r->access.lo[0] < 0 || r->access.hi[0] > 0 || r->access.lo[1] < 0 ||
+                           r->access.hi[1] > 0;
+            if (!shifted && b->value[j] != b->value[i]) continue;
+            if (!shifted) continue; /* the same array at zero offset is a point-wise update */
+            char *rl, *rh;
+            byte_span((PyArrayObject *)b->value[j], &rl, &rh);
+            if (rl < wh && wl < rh) {
+                PyErr_Format(PyExc_ValueError,
+                             "arguments '%s' and '%s' share memory: '%s' is written while '%s' is "
+                             "read with a horizontal offset, so the result would depend on the "
+                             "order of execution; pass separate arrays",
+                             w->name, r->name, w->name, r->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
+    const Stencil *st = m->st;
+    PyObject *origin, *domain;
+    if (!bind_args(st, args, kwargs, b, &origin, &domain)) return false;
+    for (int i = 0; i < st->nparams; i++)
+        if (st->params[i]->kind == SYM_FIELD && !check_field(st->params[i], b->value[i], b->validate))
+            return false;
+    if (!resolve_origins(st, origin, b) || !resolve_domain(st, domain, b)) return false;
+    if (b->domain[0] && b->domain[1] && b->domain[2] && b->domain[2] < st->min_k_levels) {
+        PyErr_Format(PyExc_ValueError,
+                     "the domain has %lld K levels but the stencil's intervals need at least %d",
+                     (long long)b->domain[2], st->min_k_levels);
+        return false;
+    }
+    if (!b->validate) return true;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        if (!fits(st, s, arr, b->origin[i], b->domain)) return false;
+        if (s->written && !PyArray_ISWRITEABLE(arr)) {
+            PyErr_Format(PyExc_ValueError, "argument '%s' is written by the stencil but is read-only",
+                         s->name);
+            return false;
+        }
+    }
+    return check_aliasing(st, b);
+}
+
+/* ---- scalars ------------------------------------------------------------------------ */
+
+static bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
+    if (PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) > 0) goto bad;
+    if (dtype_is_float(s->dtype)) {
+        if (PyUnicode_Check(o) || PyBytes_Check(o) || o == Py_None) goto bad;
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) goto bad;
+        if (s->dtype == DT_FLOAT32) {
+            float f = (float)v;
+            memcpy(slot, &f, sizeof f);
+        } else {
+            memcpy(slot, &v, sizeof v);
+        }
+        return true;
+    }
+    if (s->dtype == DT_BOOL) {
+        int t = PyObject_IsTrue(o);
+        if (t < 0 || o == Py_None || PyUnicode_Check(o)) goto bad;
+        slot[0] = (char)t;
+        return true;
+    }
+    PyObject *idx = PyNumber_Index(o);
+    if (idx == NULL) goto bad;
+    long long v = PyLong_AsLongLong(idx);
+    Py_DECREF(idx);
+    if (v == -1 && PyErr_Occurred()) goto bad;
+    if (s->dtype == DT_INT32) {
+        if (v < INT32_MIN || v > INT32_MAX) {
+            PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in int32", s->name, v);
+            return false;
+        }
+        int32_t x = (int32_t)v;
+        memcpy(slot, &x, sizeof x);
+    } else {
+        int64_t x = v;
+        memcpy(slot, &x, sizeof x);
+    }
+    return true;
+bad:
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "argument '%s' must be a %s scalar (got %s)", s->name,
+                 dtype_name(s->dtype), Py_TYPE(o)->tp_name);
+    return false;
+}
+
+/* ---- running ------------------------------------------------------------------------ */
+
+static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2) {
+    PyObject *v;
+#define SET(key, expr)                                                                             \
+    if ((v = (expr)) == NULL || PyDict_SetItemString(info, key, v) < 0) {                          \
+        Py_XDECREF(v);                                                                             \
+        return false;                                                                              \
+    }                                                                                              \
+    Py_DECREF(v);
+    SET("call_start_time", PyFloat_FromDouble(t0));
+    SET("run_start_time", PyFloat_FromDouble(t1));
+    SET("run_end_time", PyFloat_FromDouble(t2));
+    SET("call_end_time", PyFloat_FromDouble(now()));
+    SET("run_time", PyFloat_FromDouble(t2 - t1));
+    SET("module_source", PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build"));
+    SET("build_time", PyFloat_FromDouble(m->build_seconds));
+    SET("backend", PyUnicode_FromString(m->backend == BACKEND_CPU ? "cpu" : "numpy"));
+#undef SET
+    return true;
+}
+
+PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    double t0 = now();
+    const Stencil *st = m->st;
+    if (st->nparams > 256) {
+        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+        return NULL;
+    }
+    if (m->kernel == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "this stencil has no compiled kernel");
+        return NULL;
+    }
+    Bound b;
+    if (!bind_all(m, args, kwargs, &b)) return NULL;
+    int nslots = stencil_nslots(st);
+    char **ptrs = calloc((size_t)nslots + 1, sizeof *ptrs);
+    int64_t *strides = calloc((size_t)(nslots + 1) * GT_STRIDES, sizeof *strides);
+    char **temp_mem = calloc((size_t)st->ntemps + 1, sizeof *temp_mem);
+    char *scalars = calloc((size_t)st->nscalars + 1, 8);
+    PyObject *result = NULL;
+    if (!ptrs || !strides || !temp_mem || !scalars) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind == SYM_SCALAR) {
+            if (!scalar_value(s, b.value[i], scalars + 8 * s->slot)) goto done;
+            continue;
+        }
+        PyArrayObject *arr = (PyArrayObject *)b.value[i];
+        int item = dtype_size(s->dtype);
+        char *p = PyArray_BYTES(arr);
+        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
+        for (int a = 0; a < 3; a++) {
+            int d = dim_of(s, a);
+            if (d < 0) continue;
+            sv[a] = PyArray_STRIDE(arr, d) / item;
+            p += b.origin[i][a] * PyArray_STRIDE(arr, d);
+        }
+        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, naxes(s) + d) / item;
+        ptrs[s->slot] = p;
+    }
+    if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
+        double t = now();
+        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t)) goto done;
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    /* Temporaries: C-ordered (k fastest) blocks covering the domain plus their halos. */
+    for (int t = 0; t < st->ntemps; t++) {
+        const Symbol *s = st->temps[t];
+        const Extent *e = &s->access;
+        int64_t lo[3], n[3];
+        for (int a = 0; a < 3; a++) {
+            lo[a] = e->lo[a] < 0 ? -e->lo[a] : 0;
+            n[a] = b.domain[a] + lo[a] + (e->hi[a] > 0 ? e->hi[a] : 0);
+        }
+        int item = dtype_size(s->dtype);
+        size_t bytes = (size_t)(n[0] * n[1] * n[2]) * (size_t)item;
+        if (posix_memalign((void **)&temp_mem[t], 64, bytes ? bytes : 64) != 0) {
+            temp_mem[t] = NULL;
+            PyErr_NoMemory();
+            goto done;
+        }
+        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
+        sv[2] = 1;
+        sv[1] = n[2];
+        sv[0] = n[1] * n[2];
+        ptrs[s->slot] = temp_mem[t] + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2]) * item;
+    }
+    double t1 = now();
+    Py_BEGIN_ALLOW_THREADS m->kernel(ptrs, strides, b.domain, scalars);
+    Py_END_ALLOW_THREADS double t2 = now();
+    if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t1, t2)) goto done;
+    result = Py_NewRef(Py_None);
+done:
+    if (temp_mem)
+        for (int t = 0; t < st->ntemps; t++) free(temp_mem[t]);
+    free(temp_mem);
+    free(ptrs);
+    free(strides);
+    free(scalars);
+    return result;
+}
+
+PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    const Stencil *st = m->st;
+    if (st->nparams > 256) {
+        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+        return NULL;
+    }
+    Bound b;
+    if (!bind_all(m, args, kwargs, &b)) return NULL;
+    PyObject *fields = PyDict_New(), *scalars = PyDict_New();
+    if (fields == NULL || scalars == NULL) goto fail;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind == SYM_SCALAR) {
+            char slot[8] = {0};
+            if (!scalar_value(s, b.value[i], slot)) goto fail;
+            if (PyDict_SetItemString(scalars, s->name, b.value[i]) < 0) goto fail;
+            continue;
+        }
+        const int64_t *o = b.origin[i];
+        PyObject *entry = Py_BuildValue("(O(LLL))", b.value[i], (long long)o[0], (long long)o[1],
+                                        (long long)o[2]);
+        if (entry == NULL || PyDict_SetItemString(fields, s->name, entry) < 0) {
+            Py_XDECREF(entry);
+            goto fail;
+        }
+        Py_DECREF(entry);
+    }
+    return Py_BuildValue("(NN(LLL)O)", fields, scalars, (long long)b.domain[0],
+                         (long long)b.domain[1], (long long)b.domain[2],
+                         b.exec_info ? b.exec_info : Py_None);
+fail:
+    Py_XDECREF(fields);
+    Py_XDECREF(scalars);
+    return NULL;
+}

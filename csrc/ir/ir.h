@@ -1,0 +1,257 @@
+/*
+ * The gtscript IR: a stencil definition after name resolution, owned by one arena.
+ *
+ * The builder (build.c) produces the structured form: assignments, if/else, while and
+ * horizontal regions nested as written. The analyses (csrc/analysis) then type it, lower
+ * control flow to guarded statements (the seed's "condition evaluated into a mask first")
+ * and compute extents; backends only read the analysed form.
+ */
+#ifndef GT_IR_H
+#define GT_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+
+enum { GT_MAX_DATA_DIMS = 4, GT_MAX_ARGS = 3 };
+
+typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_COUNT } DType;
+
+const char *dtype_name(DType t);
+bool dtype_parse(const char *s, DType *out);
+int dtype_size(DType t);
+static inline bool dtype_is_float(DType t) { return t == DT_FLOAT32 || t == DT_FLOAT64; }
+static inline bool dtype_is_int(DType t) { return t == DT_INT32 || t == DT_INT64; }
+
+enum { AX_I = 1, AX_J = 2, AX_K = 4, AX_IJK = 7 };
+
+typedef enum { POLICY_PARALLEL, POLICY_FORWARD, POLICY_BACKWARD } Policy;
+const char *policy_name(Policy p);
+
+/* A horizontal or vertical extent: <lo, hi> as in the seeds (lo <= 0 <= hi). */
+typedef struct Extent {
+    int lo[3], hi[3];
+} Extent;
+
+typedef enum { SYM_FIELD, SYM_SCALAR, SYM_TEMP } SymKind;
+
+typedef struct Symbol {
+    const char *name;
+    SymKind kind;
+    DType dtype;
+    int axes; /* AX_* bits; temporaries are IJK */
+    int ndata;
+    int data_dims[GT_MAX_DATA_DIMS];
+    int index;     /* parameter position (fields, scalars) or temporary number */
+    int slot;      /* fields and temporaries: pointer slot of the kernel; scalars: scalar slot */
+    int line, col; /* where declared (parameters: the definition line) */
+    bool typed;    /* temporaries: dtype fixed (by a declaration or first assignment) */
+    bool is_mask;  /* temporaries created to hold a field condition */
+    /* analysis results */
+    bool read, written;
+    int first_write_line;
+    Extent access;  /* union of read and write extents (horizontal and K) */
+    bool has_access;
+} Symbol;
+
+typedef enum {
+    E_CONST,
+    E_FIELD,  /* field or temporary access at a constant offset (or variable K) */
+    E_SCALAR, /* scalar parameter */
+    E_UNARY,  /* OP_NEG, OP_POS, OP_NOT */
+    E_BINARY, /* arithmetic */
+    E_CMP,
+    E_LOGIC, /* OP_AND, OP_OR: two operands */
+    E_TERNARY,
+    E_CALL,
+    E_CAST,
+} ExprKind;
+
+typedef enum {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_POW,
+    OP_NEG, OP_POS, OP_NOT,
+    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
+    OP_AND, OP_OR,
+} Op;
+const char *op_name(Op op);
+
+typedef enum {
+    FN_ABS, FN_MIN, FN_MAX, FN_SQRT, FN_EXP, FN_LOG, FN_LOG10, FN_POW, FN_FLOOR, FN_CEIL,
+    FN_TRUNC, FN_SIN, FN_COS, FN_TAN, FN_ARCSIN, FN_ARCCOS, FN_ARCTAN, FN_ARCTAN2, FN_SINH,
+    FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN, FN_COUNT
+} Builtin;
+const char *builtin_name(Builtin fn);
+bool builtin_parse(const char *s, Builtin *out);
+int builtin_arity(Builtin fn);
+
+typedef struct Expr Expr;
+struct Expr {
+    ExprKind kind;
+    DType type;
+    bool weak; /* an untyped Python literal (NumPy 2 "weak scalar" promotion) */
+    int line, col;
+    union {
+        union {
+            int64_t i; /* bool and ints */
+            double f;
+        } cnst;
+        struct {
+            Symbol *sym;
+            int off[3];
+            Expr *kexpr; /* variable K offset (int expr), or NULL */
+            int ndi;
+            int data_index[GT_MAX_DATA_DIMS];
+        } field;
+        Symbol *scalar;
+        struct {
+            Op op;
+            Expr *a, *b;
+        } op;
+        struct {
+            Expr *cond, *a, *b;
+        } ternary;
+        struct {
+            Builtin fn;
+            int nargs;
+            Expr *args[GT_MAX_ARGS];
+        } call;
+        Expr *cast; /* operand of E_CAST; the target is `type` */
+    };
+};
+
+typedef struct AxisBound {
+    int level; /* 0: start of the domain, 1: end */
+    int offset;
+} AxisBound;
+
+/* A horizontal region box; an absent bound is unbounded. */
+typedef struct Box {
+    bool has[4]; /* i_lo, i_hi, j_lo, j_hi */
+    AxisBound b[4];
+} Box;
+
+typedef struct Stmt Stmt;
+typedef struct StmtList {
+    Stmt **items;
+    int n, cap;
+} StmtList;
+
+typedef enum {
+    S_ASSIGN,
+    S_IF,     /* structured form only */
+    S_REGION, /* structured form only */
+    S_WHILE,
+} StmtKind;
+
+struct Stmt {
+    StmtKind kind;
+    int line, col;
+    int horizontal_extent[4]; /* analysed: ilo, ihi, jlo, jhi (ilo, jlo <= 0) */
+    /* analysed form: the statement applies where `guard` holds (NULL: everywhere) and inside
+     * one of the region boxes (nboxes == 0: everywhere). */
+    Expr *guard;
+    int nboxes;
+    Box *boxes;
+    union {
+        struct {
+            Symbol *target;
+            int koff;
+            int ndi;
+            int data_index[GT_MAX_DATA_DIMS];
+            Expr *value;
+        } assign;
+        struct {
+            Expr *cond;
+            StmtList then, els;
+        } if_;
+        struct {
+            Expr *cond;
+            StmtList body;
+        } while_;
+        struct {
+            StmtList body;
+        } region;
+    };
+};
+
+typedef struct Interval {
+    int line, col;
+    AxisBound start, end;
+    StmtList body;
+} Interval;
+
+typedef struct Computation {
+    int line, col;
+    Policy policy;
+    int nintervals;
+    Interval *intervals; /* analysed: in execution order */
+} Computation;
+
+/* The first error found by a pass; module.c turns it into a Python exception. */
+typedef enum { DIAG_NONE, DIAG_SYNTAX, DIAG_SEMANTIC, DIAG_TYPE, DIAG_VALUE, DIAG_NOMEM, DIAG_INTERNAL } DiagKind;
+typedef struct Diag {
+    DiagKind kind;
+    int line, col;
+    int count; /* violations found; the first (in source order) is reported */
+    char msg[1024];
+} Diag;
+
+typedef struct Warning {
+    int line, col;
+    char *msg;
+    struct Warning *next;
+} Warning;
+
+/* K range of an interval in which a field slot is accessed, with the K offsets used there;
+ * the call checks these against the array's K size. */
+typedef struct KAccess {
+    int slot;
+    AxisBound start, end;
+    int dlo, dhi;
+} KAccess;
+
+typedef struct Stencil {
+    Arena arena;
+    const char *name;
+    const char *filename;
+    int nsource;
+    const char **source; /* source[line - 1] */
+    int nparams;
+    Symbol **params;
+    int nfields, nscalars; /* among params */
+    int ntemps, captemps;
+    Symbol **temps;
+    int ncomps;
+    Computation *comps;
+    Diag diag;
+    Warning *warnings;
+    /* extent analysis results */
+    int nkacc, capkacc;
+    KAccess *kacc;
+    int min_k_levels; /* the intervals need at least this many K levels */
+    /* options that change semantics */
+    int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
+} Stencil;
+
+/* Records the first error (later ones only increase the count); returns false for `return`. */
+bool diag_error(Stencil *st, DiagKind kind, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void diag_warning(Stencil *st, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const char *stencil_source_line(const Stencil *st, int line);
+
+Stencil *stencil_new(void);
+void stencil_free(Stencil *st);
+
+/* Node constructors: arena-allocated, zeroed, NULL on out-of-memory (with diag set). */
+Expr *expr_new(Stencil *st, ExprKind kind, int line, int col);
+Stmt *stmt_new(Stencil *st, StmtKind kind, int line, int col);
+bool stmts_push(Stencil *st, StmtList *l, Stmt *s);
+Symbol *stencil_add_temp(Stencil *st, const char *name, int line, int col);
+Symbol *stencil_lookup(const Stencil *st, const char *name);
+
+/* Field slots: parameters' fields first, then temporaries. */
+static inline int stencil_nslots(const Stencil *st) { return st->nfields + st->ntemps; }
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * gtscript._core: the extension module. Module(definition, backend, options) runs the
+ * whole pipeline (build IR -> analyse -> generate -> optimise -> object -> JIT) and is
+ * the callable stencil; Python's gtscript.Stencil subclasses it.
+ */
+#include "module.h"
+
+#define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <llvm/Config/llvm-config.h>
+
+#include "analysis/analysis.h"
+#include "call/call.h"
+#include "ir/build.h"
+#include "ir/export.h"
+#include "ir/print.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+/* Raises the stencil's first diagnostic as gtscript.GTScript*Error (a SyntaxError with
+ * filename, line, column and source text, so tracebacks and notebooks point at it). */
+static void raise_diag(const Stencil *st) {
+    const Diag *d = &st->diag;
+    if (d->kind == DIAG_NOMEM) {
+        PyErr_NoMemory();
+        return;
+    }
+    const char *cls = d->kind == DIAG_SYNTAX ? "GTScriptSyntaxError" : "GTScriptSemanticError";
+    PyObject *mod = PyImport_ImportModule("gtscript.errors");
+    PyObject *type = mod ? PyObject_GetAttrString(mod, cls) : NULL;
+    Py_XDECREF(mod);
+    if (type == NULL) return;
+    char msg[1200];
+    if (d->count > 1)
+        snprintf(msg, sizeof msg, "%s (%d errors in this stencil; this is the first)", d->msg, d->count);
+    else
+        snprintf(msg, sizeof msg, "%s", d->msg);
+    const char *text = stencil_source_line(st, d->line);
+    PyObject *exc = PyObject_CallFunction(type, "s(siis)", msg, st->filename ? st->filename : "<unknown>",
+                                          d->line, d->col + 1, text);
+    Py_DECREF(type);
+    if (exc == NULL) return;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+}
+
+static bool emit_warnings(const Stencil *st) {
+    for (const Warning *w = st->warnings; w; w = w->next) {
+        PyObject *msg = PyUnicode_FromString(w->msg);
+        PyObject *file = PyUnicode_FromString(st->filename ? st->filename : "<unknown>");
+        int r = (msg && file) ? PyErr_WarnExplicitObject(PyExc_UserWarning, msg, file, w->line, NULL, NULL) : -1;
+        Py_XDECREF(msg);
+        Py_XDECREF(file);
+        if (r < 0) return false;
+    }
+    return true;
+}
+
+/* ---- building ----------------------------------------------------------------------- */
+
+static bool build_cpu(ModuleObject *m, const char *passes) {
+    char err[2048] = "";
+    if (!jit_init(err, sizeof err)) goto fail;
+    LLVMContextRef ctx = LLVMContextCreate();
+    LLVMModuleRef mod = codegen_cpu(m->st, ctx, err, sizeof err);
+    char *obj = NULL;
+    size_t objlen = 0;
+    bool ok = mod != NULL;
+    if (ok) {
+        jit_prepare_module(mod);
+        ok = jit_optimise(mod, passes, err, sizeof err);
+    }
+    if (ok) {
+        char *text = LLVMPrintModuleToString(mod);
+        m->llvm_ir = text ? strdup(text) : NULL;
+        LLVMDisposeMessage(text);
+        ok = jit_emit_object(mod, &obj, &objlen, err, sizeof err);
+    }
+    if (mod) LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    if (ok) ok = jit_load_object(obj, objlen, &m->jit, err, sizeof err);
+    free(obj);
+    if (!ok) goto fail;
+    m->kernel = (GtKernelFn)m->jit.fn;
+    return true;
+fail:
+    PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
+                 m->st->name, err);
+    return false;
+}
+
+static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
+    PyObject *v = options ? PyDict_GetItemString(options, key) : NULL;
+    if (v == NULL || v == Py_None) return dflt;
+    long x = PyLong_AsLong(v);
+    if (x == -1 && PyErr_Occurred()) *ok = false;
+    return (int)x;
+}
+
+static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *definition, *options = NULL;
+    const char *backend;
+    static char *kwlist[] = {"definition", "backend", "options", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Os|O", kwlist, &definition, &backend, &options))
+        return NULL;
+    if (options == Py_None) options = NULL;
+    if (options && !PyDict_Check(options)) {
+        PyErr_SetString(PyExc_TypeError, "options must be a dict");
+        return NULL;
+    }
+    Backend be;
+    if (strcmp(backend, "cpu") == 0) be = BACKEND_CPU;
+    else if (strcmp(backend, "numpy") == 0) be = BACKEND_NUMPY;
+    else {
+        PyErr_Format(PyExc_ValueError, "unknown backend '%s' (available: 'cpu', 'numpy')", backend);
+        return NULL;
+    }
+    bool ok = true;
+    int lfp = option_int(options, "literal_float_precision", 0, &ok);
+    if (!ok) return NULL;
+    if (lfp != 0 && lfp != 32 && lfp != 64) {
+        PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");
+        return NULL;
+    }
+    const char *passes = "default<O3>";
+    PyObject *p = options ? PyDict_GetItemString(options, "llvm_passes") : NULL;
+    if (p && PyUnicode_Check(p)) passes = PyUnicode_AsUTF8(p);
+
+    ModuleObject *m = (ModuleObject *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    double t0 = now();
+    m->backend = be;
+    m->origin_of_code = "build";
+    m->st = stencil_new();
+    if (m->st == NULL) {
+        Py_DECREF(m);
+        return PyErr_NoMemory();
+    }
+    m->st->literal_float_bits = lfp == 64 ? 64 : 0;
+    if (!ir_build(m->st, definition) || !analyse_stencil(m->st)) {
+        if (!PyErr_Occurred()) raise_diag(m->st);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (!emit_warnings(m->st) || (be == BACKEND_CPU && !build_cpu(m, passes))) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    m->build_seconds = now() - t0;
+    return (PyObject *)m;
+}
+
+static void Module_dealloc(ModuleObject *m) {
+    PyObject_GC_UnTrack(m);
+    if (m->weakrefs) PyObject_ClearWeakRefs((PyObject *)m);
+    Py_CLEAR(m->dict);
+    jit_unload(&m->jit);
+    free(m->llvm_ir);
+    stencil_free(m->st);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static int Module_traverse(ModuleObject *m, visitproc visit, void *arg) {
+    Py_VISIT(m->dict);
+    Py_VISIT(Py_TYPE(m));
+    return 0;
+}
+
+static int Module_clear(ModuleObject *m) {
+    Py_CLEAR(m->dict);
+    return 0;
+}
+
+static PyObject *Module_call(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    return call_stencil(m, args, kwargs);
+}
+
+/* ---- inspection --------------------------------------------------------------------- */
+
+static PyObject *Module_ir(ModuleObject *m, PyObject *unused) {
+    StrBuf sb = {0};
+    ir_print(m->st, &sb);
+    if (sb.oom) {
+        sb_free(&sb);
+        return PyErr_NoMemory();
+    }
+    PyObject *r = PyUnicode_FromStringAndSize(sb.data ? sb.data : "", (Py_ssize_t)sb.len);
+    sb_free(&sb);
+    return r;
+}
+
+static PyObject *Module_ir_tree(ModuleObject *m, PyObject *unused) { return ir_export(m->st); }
+
+static PyObject *Module_source(ModuleObject *m, PyObject *unused) {
+    if (m->llvm_ir == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the numpy backend generates no source: see ir()");
+        return NULL;
+    }
+    return PyUnicode_FromString(m->llvm_ir);
+}
+
+static PyObject *Module_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    return call_bind(m, args, kwargs);
+}
+
+static PyObject *extent_tuple(const Symbol *s) {
+    const Extent *e = &s->access;
+    if (!s->has_access) return Py_BuildValue("((ii)(ii)(ii))", 0, 0, 0, 0, 0, 0);
+    return Py_BuildValue("((ii)(ii)(ii))", e->lo[0], e->hi[0], e->lo[1], e->hi[1], e->lo[2], e->hi[2]);
+}
+
+static PyObject *Module_get_field_info(ModuleObject *m, void *unused) {
+    const Stencil *st = m->st;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        const char *intent = s->written ? (s->read ? "inout" : "out") : (s->read ? "in" : "unused");
+        char axes[4];
+        int n = 0;
+        for (int a = 0; a < 3; a++)
+            if (s->axes & (1 << a)) axes[n++] = "IJK"[a];
+        axes[n] = '\0';
+        PyObject *dd = PyTuple_New(s->ndata);
+        for (int k = 0; dd && k < s->ndata; k++) PyTuple_SET_ITEM(dd, k, PyLong_FromLong(s->data_dims[k]));
+        PyObject *info = dd ? Py_BuildValue("{s:N,s:s,s:s,s:s,s:N}", "extent", extent_tuple(s), "intent",
+                                            intent, "dtype", dtype_name(s->dtype), "axes", axes,
+                                            "data_dims", dd)
+                            : NULL;
+        if (info == NULL || PyDict_SetItemString(d, s->name, info) < 0) {
+            Py_XDECREF(info);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(info);
+    }
+    return d;
+}
+
+static PyObject *Module_get_halo(ModuleObject *m, void *unused) {
+    const Stencil *st = m->st;
+    Extent u = {{0, 0, 0}, {0, 0, 0}};
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD || !s->has_access) continue;
+        for (int a = 0; a < 3; a++) {
+            if (s->access.lo[a] < u.lo[a]) u.lo[a] = s->access.lo[a];
+            if (s->access.hi[a] > u.hi[a]) u.hi[a] = s->access.hi[a];
+        }
+    }
+    return Py_BuildValue("((ii)(ii)(ii))", -u.lo[0], u.hi[0], -u.lo[1], u.hi[1], -u.lo[2], u.hi[2]);
+}
+
+static PyObject *Module_get_min_k_levels(ModuleObject *m, void *unused) {
+    return PyLong_FromLong(m->st->min_k_levels);
+}
+
+static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
+    return Py_BuildValue("{s:d,s:s,s:s,s:s}", "build_time", m->build_seconds, "module_source",
+                         m->origin_of_code, "backend", m->backend == BACKEND_CPU ? "cpu" : "numpy",
+                         "target", m->backend == BACKEND_CPU ? jit_target_id() : "numpy");
+}
+
+static PyObject *Module_get_name(ModuleObject *m, void *unused) {
+    return PyUnicode_FromString(m->st->name ? m->st->name : "");
+}
+
+static PyMethodDef Module_methods[] = {
+    {"ir", (PyCFunction)Module_ir, METH_NOARGS, "The analysed IR, as text."},
+    {"ir_tree", (PyCFunction)Module_ir_tree, METH_NOARGS,
+     "The analysed IR as tuples (executed by the numpy backend)."},
+    {"source", (PyCFunction)Module_source, METH_NOARGS, "The optimised LLVM IR of the kernel."},
+    {"bind", (PyCFunction)(void (*)(void))Module_bind, METH_VARARGS | METH_KEYWORDS,
+     "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, exec_info)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Module_getset[] = {
+    {"field_info", (getter)Module_get_field_info, NULL, "Per field: access extent, intent, dtype.", NULL},
+    {"halo", (getter)Module_get_halo, NULL, "((i-, i+), (j-, j+), (k-, k+)) over all fields.", NULL},
+    {"min_k_levels", (getter)Module_get_min_k_levels, NULL, "Fewest K levels a domain may have.", NULL},
+    {"build_info", (getter)Module_get_build_info, NULL, "How and how fast the module was built.", NULL},
+    {"__name__", (getter)Module_get_name, NULL, "The stencil's name.", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject ModuleType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gtscript._core.Module",
+    .tp_basicsize = sizeof(ModuleObject),
+    .tp_dealloc = (destructor)Module_dealloc,
+    .tp_call = (ternaryfunc)Module_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A compiled stencil: Module(definition_tree, backend, options).",
+    .tp_traverse = (traverseproc)Module_traverse,
+    .tp_clear = (inquiry)Module_clear,
+    .tp_methods = Module_methods,
+    .tp_getset = Module_getset,
+    .tp_dictoffset = offsetof(ModuleObject, dict),
+    .tp_weaklistoffset = offsetof(ModuleObject, weakrefs),
+    .tp_new = Module_new,
+};
+
+static PyObject *core_target(PyObject *self, PyObject *unused) {
+    char err[512];
+    if (!jit_init(err, sizeof err)) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    return Py_BuildValue("{s:s,s:s,s:s}", "target", jit_target_id(), "cpu", jit_cpu_name(), "llvm",
+                         LLVM_VERSION_STRING);
+}
+
+static PyMethodDef core_methods[] = {
+    {"target", core_target, METH_NOARGS, "The host target the cpu backend compiles for."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, .m_name = "gtscript._core",
+    .m_doc = "The gtscript compiler core: IR, analyses, LLVM JIT backend, call path.",
+    .m_size = -1, .m_methods = core_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    import_array();
+    if (PyType_Ready(&ModuleType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Module", (PyObject *)&ModuleType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,53 @@
+"""Error classes raised while a GTScript definition is parsed, checked or built.
+
+All of them are :class:`SyntaxError` subclasses, so Python (and IPython) print them the way
+they print a syntax error: file name, line number, the offending source line and a caret under
+the column.  They are built exactly like ``SyntaxError``::
+
+    GTScriptSyntaxError(message, (filename, lineno, offset, text))
+
+with ``lineno`` and ``offset`` 1-based and ``text`` the source line.  The C core raises them
+the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+__all__ = [
+    "GTScriptSyntaxError",
+    "GTScriptSemanticError",
+    "GTScriptDefinitionError",
+    "syntax_error",
+]
+
+
+class GTScriptSyntaxError(SyntaxError):
+    """A construct outside the GTScript language, or a malformed use of one inside it."""
+
+
+class GTScriptSemanticError(GTScriptSyntaxError):
+    """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...)."""
+
+
+class GTScriptDefinitionError(GTScriptSyntaxError):
+    """A problem with the definition itself: its signature, annotations, externals or source."""
+
+
+def syntax_error(
+    cls: type[GTScriptSyntaxError],
+    message: str,
+    filename: str,
+    lineno: int,
+    col0: int,
+    source_lines: Sequence[str],
+) -> GTScriptSyntaxError:
+    """Build (do not raise) an error of class ``cls`` located at ``lineno`` / ``col0``.
+
+    ``lineno`` is 1-based, ``col0`` 0-based (as in :mod:`ast`); ``source_lines`` are the lines
+    of ``filename`` (index 0 is line 1), used to attach the offending line's text.
+    """
+    text = None
+    if 1 <= lineno <= len(source_lines):
+        text = source_lines[lineno - 1].rstrip("\r\n")
+    return cls(message, (filename, lineno, col0 + 1, text))

@@ -1,0 +1,261 @@
+"""The numpy reference backend: the oracle every compiled backend is tested against.
+
+It executes the analysed IR that the C core exports (``Module.ir_tree()``, documented in
+docs/architecture.md) literally, as the parallel-model seed's "behaves like" snippets read:
+
+* computations run in order, intervals in the order of the iteration policy;
+* a PARALLEL statement is one NumPy whole-array statement over its extended domain and the
+  interval's K range;
+* FORWARD/BACKWARD run level by level, each statement over its extended I-J plane;
+* a guarded statement (a branch of a field condition) writes only where its mask holds;
+* a ``while`` repeats its body where the condition still holds until no point does.
+
+Operand types are explicit in the tree (the C core inserted every cast), so each operation
+here is a single NumPy call on arrays of the result dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_DTYPES = {
+    "bool": np.bool_,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float32": np.float32,
+    "float64": np.float64,
+}
+
+_BINOPS = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.remainder,
+    "**": np.power,
+}
+
+_CMPS = {
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "==": np.equal,
+    "!=": np.not_equal,
+}
+
+_CALLS = {
+    "abs": np.abs,
+    "min": np.minimum,
+    "max": np.maximum,
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "log": np.log,
+    "log10": np.log10,
+    "pow": np.power,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "arcsin": np.arcsin,
+    "arccos": np.arccos,
+    "arctan": np.arctan,
+    "arctan2": np.arctan2,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "isfinite": np.isfinite,
+    "isinf": np.isinf,
+    "isnan": np.isnan,
+}
+
+
+class _Field:
+    """An array seen through the stencil's index space: index (0, 0, 0) is the origin."""
+
+    __slots__ = ("array", "origin", "axes", "ndata")
+
+    def __init__(self, array, origin, axes, ndata=0):
+        self.array = array
+        self.origin = origin
+        self.axes = axes
+        self.ndata = ndata
+
+    def view(self, box, off, data_index=()):
+        """The block box = ((i0, i1), (j0, j1), (k0, k1)) shifted by off, shaped 3-D."""
+        index = []
+        for axis, name in enumerate("IJK"):
+            if name in self.axes:
+                lo, hi = box[axis]
+                start = self.origin[axis] + lo + off[axis]
+                index.append(slice(start, start + hi - lo))
+        block = self.array[tuple(index) + tuple(data_index)]
+        # Broadcast lower-dimensional fields over the axes they lack.
+        shape = [(box[a][1] - box[a][0]) if n in self.axes else 1 for a, n in enumerate("IJK")]
+        return block.reshape(shape)
+
+    def gather(self, box, off, kindex, data_index=()):
+        """Variable K offset: kindex (3-D, broadcastable) added to each point's own K."""
+        (i0, i1), (j0, j1), (k0, k1) = box
+        ii = np.arange(i0, i1)[:, None, None] + off[0] + self.origin[0]
+        jj = np.arange(j0, j1)[None, :, None] + off[1] + self.origin[1]
+        kk = np.arange(k0, k1)[None, None, :] + off[2] + self.origin[2] + kindex
+        ii, jj, kk = np.broadcast_arrays(ii, jj, kk)
+        if np.any(kk < 0) or np.any(kk >= self.array.shape[self.axes.index("K")]):
+            raise IndexError("variable K offset reads outside the array")
+        index = [x for x, n in zip((ii, jj, kk), "IJK") if n in self.axes]
+        return self.array[tuple(index) + tuple(data_index)]
+
+
+class _Executor:
+    def __init__(self, tree, fields, scalars, domain):
+        self.tree = tree
+        self.domain = domain
+        self.scalars = scalars
+        self.fields = {}
+        kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
+        for name, (array, origin) in fields.items():
+            _, _, _, axes, data_dims = kinds[name]
+            self.fields[name] = _Field(array, origin, axes, len(data_dims))
+        ni, nj, nk = domain
+        for name, dtype, ((ilo, ihi), (jlo, jhi), (klo, khi)) in tree["temporaries"]:
+            lo = (-min(ilo, 0), -min(jlo, 0), -min(klo, 0))
+            shape = (ni + lo[0] + max(ihi, 0), nj + lo[1] + max(jhi, 0), nk + lo[2] + max(khi, 0))
+            self.fields[name] = _Field(np.zeros(shape, _DTYPES[dtype]), lo, "IJK")
+
+    # -- expressions ------------------------------------------------------------------
+    def expr(self, e, box):
+        tag, dtype = e[0], _DTYPES[e[1]]
+        if tag == "const":
+            return np.asarray(e[2], dtype=dtype)
+        if tag == "field":
+            return self.fields[e[2]].view(box, e[3], e[4])
+        if tag == "vfield":
+            kindex = self.expr(e[4], box)
+            return self.fields[e[2]].gather(box, e[3], kindex, e[5])
+        if tag == "scalar":
+            return np.asarray(self.scalars[e[2]], dtype=dtype)
+        if tag == "unop":
+            a = self.expr(e[3], box)
+            if e[2] == "not":
+                return np.logical_not(a)
+            return np.negative(a) if e[2] == "-" else a
+        if tag == "binop":
+            a, b = self.expr(e[3], box), self.expr(e[4], box)
+            if e[2] == "**" and np.issubdtype(dtype, np.integer):
+                # NumPy refuses negative integer powers; the compiled backends give 0.
+                b = np.asarray(b)
+                return np.where(b < 0, dtype(0), np.power(a, np.maximum(b, 0))).astype(dtype)
+            return np.asarray(_BINOPS[e[2]](a, b)).astype(dtype, copy=False)
+        if tag == "cmp":
+            return _CMPS[e[2]](self.expr(e[3], box), self.expr(e[4], box))
+        if tag == "boolop":
+            f = np.logical_and if e[2] == "and" else np.logical_or
+            return f(self.expr(e[3], box), self.expr(e[4], box))
+        if tag == "ternary":
+            c = self.expr(e[2], box)
+            return np.where(c, self.expr(e[3], box), self.expr(e[4], box)).astype(dtype)
+        if tag == "call":
+            args = [self.expr(a, box) for a in e[3]]
+            return np.asarray(_CALLS[e[2]](*args)).astype(dtype, copy=False)
+        if tag == "cast":
+            return np.asarray(self.expr(e[2], box)).astype(dtype)
+        raise RuntimeError(f"numpy backend: unknown expression {tag!r}")
+
+    # -- statements -------------------------------------------------------------------
+    def boxes(self, stmt_extent, regions, krange):
+        (ilo, ihi), (jlo, jhi) = stmt_extent
+        ni, nj, _ = self.domain
+        full = [[ilo, ni + ihi], [jlo, nj + jhi]]
+        if regions is None:
+            yield ((full[0][0], full[0][1]), (full[1][0], full[1][1]), krange)
+            return
+        for region in regions:
+            b = [list(full[0]), list(full[1])]
+            for axis, n in ((0, ni), (1, nj)):
+                lo, hi = region[2 * axis], region[2 * axis + 1]
+                if lo is not None:
+                    b[axis][0] = max(b[axis][0], lo[1] if lo[0] == 0 else n + lo[1])
+                if hi is not None:
+                    b[axis][1] = min(b[axis][1], hi[1] if hi[0] == 0 else n + hi[1])
+            if b[0][0] < b[0][1] and b[1][0] < b[1][1]:
+                yield ((b[0][0], b[0][1]), (b[1][0], b[1][1]), krange)
+
+    def assign(self, s, krange, mask=None):
+        _, _line, target, koff, data_index, extent, guard, regions, value = s
+        for box in self.boxes(extent, regions, krange):
+            self.assign_box(box, target, koff, data_index, guard, value, mask)
+
+    def assign_box(self, box, target, koff, data_index, guard, value, mask):
+        field = self.fields[target]
+        v = self.expr(value, box)
+        where = None if guard is None else self.expr(guard, box)
+        if mask is not None:
+            where = mask if where is None else np.logical_and(where, mask)
+        dest = field.view(box, (0, 0, koff), data_index)
+        if where is None:
+            dest[...] = v
+        else:
+            dest[...] = np.where(where, v, dest)
+
+    def run_while(self, s, krange):
+        _, _line, cond, guard, regions, extent, body = s
+        for box in self.boxes(extent, regions, krange):
+            while True:
+                m = self.expr(cond, box)
+                if guard is not None:
+                    m = np.logical_and(m, self.expr(guard, box))
+                m = np.broadcast_to(m, tuple(hi - lo for lo, hi in box))
+                if not m.any():
+                    break
+                for inner in body:
+                    self.stmt_in_box(inner, box, m)
+
+    def stmt_in_box(self, s, box, mask):
+        if s[0] == "assign":
+            _, _line, target, koff, data_index, _extent, guard, _regions, value = s
+            self.assign_box(box, target, koff, data_index, guard, value, mask)
+        else:  # a nested while: iterate where both conditions hold
+            _, _line, cond, guard, _regions, _extent, body = s
+            while True:
+                m = np.logical_and(mask, self.expr(cond, box))
+                if guard is not None:
+                    m = np.logical_and(m, self.expr(guard, box))
+                if not m.any():
+                    break
+                for inner in body:
+                    self.stmt_in_box(inner, box, m)
+
+    def stmt(self, s, krange):
+        if s[0] == "assign":
+            self.assign(s, krange)
+        else:
+            self.run_while(s, krange)
+
+    def run(self):
+        nk = self.domain[2]
+        for policy, intervals in self.tree["computations"]:
+            for start, end, body in intervals:
+                k0 = start[1] if start[0] == 0 else nk + start[1]
+                k1 = end[1] if end[0] == 0 else nk + end[1]
+                if k0 >= k1:
+                    continue
+                if policy == "PARALLEL":
+                    for s in body:
+                        self.stmt(s, (k0, k1))
+                    continue
+                levels = range(k0, k1) if policy == "FORWARD" else range(k1 - 1, k0 - 1, -1)
+                for k in levels:
+                    for s in body:
+                        self.stmt(s, (k, k + 1))
+
+
+def execute(tree, fields, scalars, domain):
+    """Runs the analysed IR `tree` on bound arguments (see Module.bind)."""
+    if 0 in domain:
+        return
+    with np.errstate(all="ignore"):
+        _Executor(tree, fields, scalars, domain).run()

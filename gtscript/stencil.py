@@ -1,0 +1,149 @@
+"""The ``stencil`` decorator and the stencil object.
+
+A stencil object *is* a compiled C module (``gtscript._core.Module``): calling it goes
+straight into C (argument binding, validation and the kernel), with no Python on the way.
+This file only captures the definition (through :mod:`gtscript.frontend`), hands it to
+the C core, and adds the notebook-facing presentation.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+
+from . import _core, frontend, numpy_backend
+
+BACKENDS = ("cpu", "numpy")
+
+#: Options that change the generated code (part of the cache key).
+_CODE_OPTIONS = {"literal_float_precision", "llvm_passes"}
+#: GT4Py options accepted for compatibility; they do not change what gtscript generates.
+_IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
+                          "cache_settings", "dtypes", "raise_if_not_cached", "debug_mode"}
+
+_memory_cache: dict = {}
+_memory_lock = threading.Lock()
+
+
+class Stencil(_core.Module):
+    """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
+    ``field_info`` and ``halo``."""
+
+    @property
+    def signature(self) -> str:
+        parts = []
+        for p in self.ir_tree()["params"]:
+            if p[0] == "field":
+                dims = f", {p[4]}" if p[4] else ""
+                axes = "" if p[3] == "IJK" else f"{p[3]}, "
+                parts.append(f"{p[1]}: Field[{axes}{p[2]}{dims}]")
+            else:
+                parts.append(f"{p[1]}: {p[2]}")
+        return f"{self.__name__}({', '.join(parts)})"
+
+    def __repr__(self) -> str:
+        info = self.build_info
+        return (f"<gtscript stencil {self.signature} backend={info['backend']!r} "
+                f"halo={self.halo} built in {1e3 * info['build_time']:.1f} ms>")
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td><code>{html.escape(name)}</code></td><td>{fi['intent']}</td>"
+            f"<td>{fi['dtype']}</td><td>{fi['axes']}</td><td>{fi['extent']}</td></tr>"
+            for name, fi in self.field_info.items())
+        info = self.build_info
+        return (f"<div><b>gtscript stencil</b> <code>{html.escape(self.signature)}</code><br>"
+                f"backend <code>{info['backend']}</code>, halo <code>{self.halo}</code>, "
+                f"built in {1e3 * info['build_time']:.1f} ms ({info['module_source']})"
+                f"<table><tr><th>field</th><th>intent</th><th>dtype</th><th>axes</th>"
+                f"<th>extent (i, j, k)</th></tr>{rows}</table></div>")
+
+
+class NumpyStencil(Stencil):
+    """The reference backend: the C core analyses and validates, NumPy executes."""
+
+    def __call__(self, *args, **kwargs):
+        fields, scalars, domain, exec_info = self.bind(*args, **kwargs)
+        start = time.perf_counter()
+        numpy_backend.execute(self._tree, fields, scalars, domain)
+        end = time.perf_counter()
+        if exec_info is not None:
+            exec_info.update(call_start_time=start, call_end_time=end, run_start_time=start,
+                             run_end_time=end, run_time=end - start, backend="numpy",
+                             module_source=self.build_info["module_source"],
+                             build_time=self.build_info["build_time"])
+
+    @property
+    def _tree(self):
+        tree = self.__dict__.get("_tree_cache")
+        if tree is None:
+            tree = self.__dict__["_tree_cache"] = self.ir_tree()
+        return tree
+
+
+def _check_options(options: dict) -> dict:
+    code_options = {}
+    for key, value in options.items():
+        if key in _CODE_OPTIONS:
+            code_options[key] = value
+        elif key not in _IGNORED_GT4PY_OPTIONS:
+            raise TypeError(f"unknown stencil option {key!r} (known: "
+                            f"{', '.join(sorted(_CODE_OPTIONS | {'rebuild', 'name'}))})")
+    return code_options
+
+
+def _build(definition, backend, externals, rebuild, name, options):
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    if not callable(definition):
+        raise TypeError("a stencil definition must be a Python function")
+    externals = dict(externals or {})
+    code_options = _check_options(options)
+    key = (frontend.definition_fingerprint(definition, externals), backend, name,
+           tuple(sorted((k, repr(v)) for k, v in code_options.items())))
+    if not rebuild:
+        with _memory_lock:
+            cached = _memory_cache.get(key)
+        if cached is not None:
+            return cached
+    tree = frontend.parse_definition(definition, externals)
+    if name:
+        tree["name"] = name
+    cls = NumpyStencil if backend == "numpy" else Stencil
+    module = cls(tree, backend, code_options)
+    module.definition = definition
+    module.externals = externals
+    module.options = code_options
+    module.__doc__ = definition.__doc__
+    module.__wrapped__ = definition
+    with _memory_lock:
+        _memory_cache[key] = module
+    return module
+
+
+def stencil(backend=None, definition=None, *, externals=None, rebuild=False, name=None,
+            **options):
+    """Compile a GTScript definition.
+
+    Both GT4Py forms work::
+
+        @gtscript.stencil(backend="cpu", externals={...})
+        def f(...): ...
+
+        f = gtscript.stencil("cpu", definition, externals={...})
+    """
+    if callable(backend) and definition is None:  # @gtscript.stencil without arguments
+        backend, definition = "cpu", backend
+    if backend is None:
+        backend = "cpu"
+    if definition is not None:
+        return _build(definition, backend, externals, rebuild, name, options)
+
+    def decorator(func):
+        return _build(func, backend, externals, rebuild, name, options)
+
+    return decorator
+
+
+__all__ = ["stencil", "Stencil", "BACKENDS"]
