@@ -16,7 +16,11 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "analysis/analysis.h"
+#include "backend/cuda/module_cuda.h"
 #include "call/call.h"
+#include "call/plan.h"
+#include "backend/cpu/build.h"
+#include "cache/cache.h"
 #include "ir/build.h"
 #include "ir/export.h"
 #include "ir/print.h"
@@ -44,7 +48,8 @@ static void raise_diag(const Stencil *st) {
     if (type == NULL) return;
     char msg[1200];
     if (d->count > 1)
-        snprintf(msg, sizeof msg, "%s (%d errors in this stencil; this is the first)", d->msg, d->count);
+        snprintf(msg, sizeof msg, "%s (%d problems found in this stencil; this is the first in source order)",
+                 d->msg, d->count);
     else
         snprintf(msg, sizeof msg, "%s", d->msg);
     const char *text = stencil_source_line(st, d->line);
@@ -70,35 +75,63 @@ static bool emit_warnings(const Stencil *st) {
 
 /* ---- building ----------------------------------------------------------------------- */
 
-static bool build_cpu(ModuleObject *m, const char *passes) {
+typedef struct CpuBuild {
+    const Stencil *st;
+    CpuLayout layout;
+    const char *passes;
+} CpuBuild;
+
+/* A cache miss: IR -> object file and LLVM IR text (cache/cache.h's CacheBuildFn). */
+static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **source) {
+    const CpuBuild *b = ctx;
     char err[2048] = "";
-    if (!jit_init(err, sizeof err)) goto fail;
-    LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = codegen_cpu(m->st, ctx, err, sizeof err);
-    char *obj = NULL;
-    size_t objlen = 0;
-    bool ok = mod != NULL;
-    if (ok) {
-        jit_prepare_module(mod);
-        ok = jit_optimise(mod, passes, err, sizeof err);
+    CpuObject o;
+    if (!cpu_build_object(b->st, b->layout, b->passes, &o, err, sizeof err)) {
+        PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
+                     b->st->name, err);
+        return false;
     }
-    if (ok) {
-        char *text = LLVMPrintModuleToString(mod);
-        m->llvm_ir = text ? strdup(text) : NULL;
-        LLVMDisposeMessage(text);
-        ok = jit_emit_object(mod, &obj, &objlen, err, sizeof err);
-    }
-    if (mod) LLVMDisposeModule(mod);
-    LLVMContextDispose(ctx);
-    if (ok) ok = jit_load_object(obj, objlen, &m->jit, err, sizeof err);
-    free(obj);
-    if (!ok) goto fail;
-    m->kernel = (GtKernelFn)m->jit.fn;
+    *obj = o.obj;
+    *objlen = o.objlen;
+    *source = o.llvm_ir;
     return true;
-fail:
-    PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
-                 m->st->name, err);
-    return false;
+}
+
+/* The key is computed from the analysed IR; the code then comes from memory, disk or a
+ * fresh build (m->origin_of_code says which). */
+static bool build_cpu(ModuleObject *m, const char *passes, PyObject *options, bool rebuild) {
+    char err[512] = "";
+    if (!jit_init(err, sizeof err)) {
+        PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
+                     m->st->name, err);
+        return false;
+    }
+    if (!cache_key(m->st, "cpu", jit_target_id(), options, m->cache_key)) return false;
+    CacheRequest rq = {.key = m->cache_key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
+    CpuBuild b = {.st = m->st, .layout = LAYOUT_K_UNIT, .passes = passes};
+    m->code = cache_obtain(&rq, rebuild, build_cpu_object, &b, &m->origin_of_code);
+    if (m->code == NULL) return false;
+    m->kernel = (GtKernelFn)m->code->jit.fn;
+    return true;
+}
+
+GtKernelFn module_kernel(ModuleObject *m, CpuLayout layout) {
+    if (layout == LAYOUT_K_UNIT || m->kernel == NULL) {
+        if (m->kernel == NULL) PyErr_SetString(PyExc_RuntimeError, "this stencil has no compiled kernel");
+        return m->kernel;
+    }
+    if (m->variant[layout]) return m->variant[layout];
+    /* Obtained with the GIL held: two threads never build the same variant at once. A
+     * variant is cached like the main kernel, under a key derived from the module's. */
+    char key[CACHE_HEX_LEN + 1];
+    if (!cache_variant_key(m->cache_key, (int)layout, key)) return NULL;
+    CacheRequest rq = {.key = key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
+    CpuBuild b = {.st = m->st, .layout = layout, .passes = m->passes};
+    const char *origin;
+    m->variant_code[layout] = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
+    if (m->variant_code[layout] == NULL) return NULL;
+    m->variant[layout] = (GtKernelFn)m->variant_code[layout]->jit.fn;
+    return m->variant[layout];
 }
 
 static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
@@ -123,8 +156,9 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Backend be;
     if (strcmp(backend, "cpu") == 0) be = BACKEND_CPU;
     else if (strcmp(backend, "numpy") == 0) be = BACKEND_NUMPY;
+    else if (strcmp(backend, "cuda") == 0) be = BACKEND_CUDA;
     else {
-        PyErr_Format(PyExc_ValueError, "unknown backend '%s' (available: 'cpu', 'numpy')", backend);
+        PyErr_Format(PyExc_ValueError, "unknown backend '%s' (available: 'cpu', 'numpy', 'cuda')", backend);
         return NULL;
     }
     bool ok = true;
@@ -134,12 +168,18 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");
         return NULL;
     }
-    const char *passes = "default<O3>";
+    const char *passes = NULL; /* GT_CPU_PASSES */
     PyObject *p = options ? PyDict_GetItemString(options, "llvm_passes") : NULL;
     if (p && PyUnicode_Check(p)) passes = PyUnicode_AsUTF8(p);
+    char *passes_copy = passes ? strdup(passes) : NULL;
+    if (passes && passes_copy == NULL) return PyErr_NoMemory();
 
     ModuleObject *m = (ModuleObject *)type->tp_alloc(type, 0);
-    if (m == NULL) return NULL;
+    if (m == NULL) {
+        free(passes_copy);
+        return NULL;
+    }
+    m->passes = passes_copy;
     double t0 = now();
     m->backend = be;
     m->origin_of_code = "build";
@@ -148,13 +188,18 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         Py_DECREF(m);
         return PyErr_NoMemory();
     }
-    m->st->literal_float_bits = lfp == 64 ? 64 : 0;
+    m->st->literal_float_bits = lfp; /* 0: NumPy 2 weak literals; 32 or 64 */
     if (!ir_build(m->st, definition) || !analyse_stencil(m->st)) {
         if (!PyErr_Occurred()) raise_diag(m->st);
         Py_DECREF(m);
         return NULL;
     }
-    if (!emit_warnings(m->st) || (be == BACKEND_CPU && !build_cpu(m, passes))) {
+    PyObject *rb = options ? PyDict_GetItemString(options, "rebuild") : NULL;
+    int rebuild = rb ? PyObject_IsTrue(rb) : 0;
+    if (rebuild < 0 || !emit_warnings(m->st) ||
+        (be == BACKEND_CPU    ? !build_cpu(m, passes, options, rebuild)
+         : be == BACKEND_CUDA ? !cuda_build(m, options)
+                              : !cache_key(m->st, "numpy", "numpy", options, m->cache_key))) {
         Py_DECREF(m);
         return NULL;
     }
@@ -166,8 +211,11 @@ static void Module_dealloc(ModuleObject *m) {
     PyObject_GC_UnTrack(m);
     if (m->weakrefs) PyObject_ClearWeakRefs((PyObject *)m);
     Py_CLEAR(m->dict);
-    jit_unload(&m->jit);
-    free(m->llvm_ir);
+    plan_free(m->plan);
+    cache_entry_unref(m->code);
+    for (int l = 0; l < LAYOUT_COUNT; l++) cache_entry_unref(m->variant_code[l]);
+    free(m->passes);
+    cuda_module_free(m->cuda);
     stencil_free(m->st);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
@@ -184,6 +232,7 @@ static int Module_clear(ModuleObject *m) {
 }
 
 static PyObject *Module_call(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    if (m->backend == BACKEND_CUDA) return call_cuda(m, args, kwargs);
     return call_stencil(m, args, kwargs);
 }
 
@@ -204,11 +253,12 @@ static PyObject *Module_ir(ModuleObject *m, PyObject *unused) {
 static PyObject *Module_ir_tree(ModuleObject *m, PyObject *unused) { return ir_export(m->st); }
 
 static PyObject *Module_source(ModuleObject *m, PyObject *unused) {
-    if (m->llvm_ir == NULL) {
+    if (m->cuda) return PyUnicode_FromString(m->cuda->prog.source); /* exactly what NVRTC compiled */
+    if (m->code == NULL || m->code->source == NULL) {
         PyErr_SetString(PyExc_ValueError, "the numpy backend generates no source: see ir()");
         return NULL;
     }
-    return PyUnicode_FromString(m->llvm_ir);
+    return PyUnicode_FromString(m->code->source);
 }
 
 static PyObject *Module_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
@@ -268,9 +318,16 @@ static PyObject *Module_get_min_k_levels(ModuleObject *m, void *unused) {
 }
 
 static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
-    return Py_BuildValue("{s:d,s:s,s:s,s:s}", "build_time", m->build_seconds, "module_source",
-                         m->origin_of_code, "backend", m->backend == BACKEND_CPU ? "cpu" : "numpy",
-                         "target", m->backend == BACKEND_CPU ? jit_target_id() : "numpy");
+    return Py_BuildValue("{s:d,s:s,s:s,s:s,s:s}", "build_time", m->build_seconds, "module_source",
+                         m->origin_of_code, "backend",
+                         m->backend == BACKEND_CPU ? "cpu" : m->backend == BACKEND_CUDA ? "cuda" : "numpy",
+                         "target",
+                         m->backend == BACKEND_CPU ? jit_target_id() : m->cuda ? m->cuda->arch : "numpy",
+                         "cache_key", m->cache_key);
+}
+
+static PyObject *Module_get_cache_key(ModuleObject *m, void *unused) {
+    return PyUnicode_FromString(m->cache_key);
 }
 
 static PyObject *Module_get_name(ModuleObject *m, void *unused) {
@@ -281,7 +338,11 @@ static PyMethodDef Module_methods[] = {
     {"ir", (PyCFunction)Module_ir, METH_NOARGS, "The analysed IR, as text."},
     {"ir_tree", (PyCFunction)Module_ir_tree, METH_NOARGS,
      "The analysed IR as tuples (executed by the numpy backend)."},
-    {"source", (PyCFunction)Module_source, METH_NOARGS, "The optimised LLVM IR of the kernel."},
+    {"source", (PyCFunction)Module_source, METH_NOARGS, "The optimised LLVM IR of the kernel (cuda: the CUDA C)."},
+    {"_cuda_ptx", (PyCFunction)cuda_method_ptx, METH_O, "cuda: PTX of the source for an arch ('sm_80')."},
+    {"_cuda_emulate", (PyCFunction)cuda_method_emulate, METH_VARARGS,
+     "cuda: run later calls on a host emulation library built from source() (tests)."},
+    {"_cuda_info", (PyCFunction)cuda_method_info, METH_NOARGS, "cuda: kernels and temporaries' storage."},
     {"bind", (PyCFunction)(void (*)(void))Module_bind, METH_VARARGS | METH_KEYWORDS,
      "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, exec_info)."},
     {NULL, NULL, 0, NULL},
@@ -292,6 +353,7 @@ static PyGetSetDef Module_getset[] = {
     {"halo", (getter)Module_get_halo, NULL, "((i-, i+), (j-, j+), (k-, k+)) over all fields.", NULL},
     {"min_k_levels", (getter)Module_get_min_k_levels, NULL, "Fewest K levels a domain may have.", NULL},
     {"build_info", (getter)Module_get_build_info, NULL, "How and how fast the module was built.", NULL},
+    {"cache_key", (getter)Module_get_cache_key, NULL, "SHA-256 key of the compiled code (see docs/caching.md).", NULL},
     {"__name__", (getter)Module_get_name, NULL, "The stencil's name.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -339,7 +401,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyType_Ready(&ModuleType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "Module", (PyObject *)&ModuleType) < 0) {
+    if (PyModule_AddObjectRef(m, "Module", (PyObject *)&ModuleType) < 0 ||
+        PyModule_AddFunctions(m, cache_functions) < 0 || !cache_init()) {
         Py_DECREF(m);
         return NULL;
     }

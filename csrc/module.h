@@ -9,21 +9,32 @@
 #include "backend/cpu/jit.h"
 #include "ir/ir.h"
 
-typedef enum { BACKEND_CPU, BACKEND_NUMPY } Backend;
+typedef enum { BACKEND_CPU, BACKEND_NUMPY, BACKEND_CUDA } Backend;
 
 typedef struct ModuleObject {
     PyObject_HEAD
     Stencil *st;     /* analysed IR; owns every IR node */
     Backend backend;
-    JitModule jit;   /* cpu: the loaded object */
+    struct CacheEntry *code; /* cpu: the loaded object (layout class LAYOUT_K_UNIT), shared
+                                through the module cache (cache/memory.h) */
+    char cache_key[65];      /* hex SHA-256 (cache/key.h) */
     GtKernelFn kernel;
-    char *llvm_ir;   /* cpu: optimised LLVM IR text, for source() */
+    /* kernels for the other layout classes, compiled on the first call that needs them */
+    struct CacheEntry *variant_code[LAYOUT_COUNT]; /* cached like `code` (cache/cache.h) */
+    GtKernelFn variant[LAYOUT_COUNT];
+    char *passes;    /* the build's LLVM pipeline (NULL: the default), for those builds */
     double build_seconds;
     const char *origin_of_code; /* "build", "memory" or "disk" */
+    struct Plan *plan; /* call plan (tiling, temporaries) of the last domain; see call/plan.h */
+    int plan_busy;     /* set while a call uses `plan` (other threads build their own) */
+    struct CudaModule *cuda; /* cuda: source, cubin, loaded kernels (backend/cuda/module_cuda.h) */
     PyObject *dict;  /* instance __dict__ (Python subclasses add attributes) */
     PyObject *weakrefs;
 } ModuleObject;
 
 extern PyTypeObject ModuleType;
+
+/* The kernel for a layout class, compiling it on first use; NULL with an exception set. */
+GtKernelFn module_kernel(ModuleObject *m, CpuLayout layout);
 
 #endif

@@ -6,7 +6,7 @@ definitions run unchanged apart from their import lines.
 
 __version__ = "0.1.0"
 
-from . import lang
+from . import cache, lang, storage
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function
 from .lang import (

@@ -25,6 +25,27 @@ __all__ = [
 class GTScriptSyntaxError(SyntaxError):
     """A construct outside the GTScript language, or a malformed use of one inside it."""
 
+    def __str__(self) -> str:
+        """The message, then where: file, line and column, the source line and a caret.
+
+        Tracebacks format a ``SyntaxError`` from its attributes, not from ``str()``; this is
+        for everything else that prints the exception (logs, ``print(exc)``, test output).
+        """
+        if self.filename is None or self.lineno is None:
+            return str(self.msg)
+        where = f'  File "{self.filename}", line {self.lineno}'
+        if self.offset:
+            where += f", column {self.offset}"
+        lines = [str(self.msg), where]
+        if self.text:
+            text = self.text.rstrip("\r\n")
+            stripped = text.lstrip()
+            lines.append("    " + stripped)
+            if self.offset:
+                caret = max(0, self.offset - 1 - (len(text) - len(stripped)))
+                lines.append("    " + " " * caret + "^")
+        return "\n".join(lines)
+
 
 class GTScriptSemanticError(GTScriptSyntaxError):
     """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...)."""

@@ -529,6 +529,16 @@ def _int_value(value: Any) -> int | None:
     return number if isinstance(number, int) and not isinstance(number, bool) else None
 
 
+def _dtype_of(value: Any) -> str | None:
+    """The dtype name of a scalar type (np.float32, float, np.dtype("int32"), ...), else None."""
+    if not (isinstance(value, np.dtype) or isinstance(value, type)):
+        return None
+    try:
+        return lang.resolve_dtype(value)
+    except GTScriptDefinitionError:
+        return None
+
+
 def _expr_names(expr: Any) -> set[str]:
     """The field / temporary names an expression of the tree reads."""
     names: set[str] = set()
@@ -846,14 +856,21 @@ class _Translator:
             )
         bounds = []
         for arg, is_end in zip(args, (False, True)):
-            value = self.compile_time_value(scope, arg, "an interval bound")
+            value = self.compile_time_value(
+                scope, arg, "an interval bound", fallback={"K": lang.K}
+            )
             if value is None:
                 bounds.append((1, 0) if is_end else (0, 0))
+                continue
+            if isinstance(value, lang.AxisIndex) and value.axis == "K":
+                bounds.append((value.level, value.offset))  # K[0] + 1, K[-1], ...
                 continue
             offset = _int_value(value)
             if offset is None:
                 raise scope.error(
-                    GTScriptSyntaxError, "interval bounds must be integers or None", arg
+                    GTScriptSyntaxError,
+                    "interval bounds must be integers, None or K[n] (+/- an integer)",
+                    arg,
                 )
             bounds.append((0, offset) if offset >= 0 else (1, offset))
         start, end = bounds
@@ -1401,7 +1418,7 @@ class _Translator:
                 GTScriptSyntaxError, f"{target}() takes positional arguments only", node
             )
         args = [self.expr(scope, arg, pre) for arg in node.args]
-        arity = 1 if kind == "cast" else lang.MATH_BUILTINS[target]
+        arity = 1 if kind == "cast" else {**lang.MATH_BUILTINS, **lang.OPERATOR_BUILTINS}[target]
         pos = scope.position(node)
         if target in ("min", "max") and len(args) > 2:  # min(a, b, c) = min(min(a, b), c)
             result = args[0]
@@ -1414,6 +1431,8 @@ class _Translator:
                 f"{target}() takes {arity} argument(s), got {len(args)}",
                 node,
             )
+        if target in lang.OPERATOR_BUILTINS:  # GT4Py's mod(a, b): NumPy's np.mod, a % b
+            return ("binop", *pos, "%", *args)
         return ("call", *pos, target, args)
 
     def callee(self, scope: _Scope, node: ast.expr) -> tuple[str, Any]:
@@ -1443,18 +1462,21 @@ class _Translator:
         """Resolve a callee by its value (a gtscript function) or else by its name."""
         if is_gtscript_function(value):
             return "function", value
+        dtype = _dtype_of(value)
+        if dtype is not None:  # a dtype held by an external or a variable: DT(x) casts
+            return "cast", dtype
         if name is not None:
             if name in _CASTS:
                 return "cast", _CASTS[name]
             name = _BUILTIN_ALIASES.get(name, name)
-            if name in lang.MATH_BUILTINS:
+            if name in lang.MATH_BUILTINS or name in lang.OPERATOR_BUILTINS:
                 return "builtin", name
         label = ast.unparse(node)
-        if value is _MISSING:
-            raise scope.error(GTScriptSyntaxError, f"unknown function {label!r}", node)
+        what = "unknown function" if value is _MISSING else "not a gtscript function"
         raise scope.error(
             GTScriptSyntaxError,
-            f"{label!r} is not a gtscript function: only the math builtins, casts and "
+            f"{label!r}: {what}; only the math builtins ({', '.join(lang.MATH_BUILTINS)}), "
+            f"casts (float, int, bool, np.float32, np.float64, np.int32, np.int64) and "
             f"functions decorated with @gtscript.function can be called",
             node,
         )

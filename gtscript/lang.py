@@ -44,7 +44,7 @@ __all__ = [
     # the math builtins
     "abs", "min", "max", "sqrt", "exp", "log", "log10", "pow", "floor", "ceil", "trunc",
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
-    "isfinite", "isinf", "isnan",
+    "isfinite", "isinf", "isnan", "mod",
 ]  # fmt: skip
 
 
@@ -297,6 +297,10 @@ MATH_BUILTINS = {
 }  # fmt: skip
 
 
+#: GT4Py builtins that are operators of the language: ``mod(a, b)`` is ``a % b`` (np.mod).
+OPERATOR_BUILTINS = {"mod": 2}
+
+
 def _builtin(name: str) -> Any:
     """A placeholder for the math builtin ``name``."""
 
@@ -304,7 +308,8 @@ def _builtin(name: str) -> Any:
         raise _outside(f"gtscript.{name}()")
 
     placeholder.__name__ = placeholder.__qualname__ = name
-    placeholder.__doc__ = f"GTScript builtin ``{name}`` ({MATH_BUILTINS[name]} argument(s))."
+    arity = {**MATH_BUILTINS, **OPERATOR_BUILTINS}[name]
+    placeholder.__doc__ = f"GTScript builtin ``{name}`` ({arity} argument(s))."
     return placeholder
 
 
@@ -332,3 +337,4 @@ tanh = _builtin("tanh")
 isfinite = _builtin("isfinite")
 isinf = _builtin("isinf")
 isnan = _builtin("isnan")
+mod = _builtin("mod")

@@ -14,10 +14,10 @@ import time
 
 from . import _core, frontend, numpy_backend
 
-BACKENDS = ("cpu", "numpy")
+BACKENDS = ("cpu", "numpy", "cuda")
 
 #: Options that change the generated code (part of the cache key).
-_CODE_OPTIONS = {"literal_float_precision", "llvm_passes"}
+_CODE_OPTIONS = {"literal_float_precision", "llvm_passes", "gpu_arch", "block_size"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
 _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
                           "cache_settings", "dtypes", "raise_if_not_cached", "debug_mode"}
@@ -42,10 +42,18 @@ class Stencil(_core.Module):
                 parts.append(f"{p[1]}: {p[2]}")
         return f"{self.__name__}({', '.join(parts)})"
 
+    @property
+    def _key_text(self) -> str:
+        """The cache key, shortened as git shortens hashes ("" when the build has none)."""
+        return self.build_info.get("cache_key", "")[:12]
+
     def __repr__(self) -> str:
         info = self.build_info
-        return (f"<gtscript stencil {self.signature} backend={info['backend']!r} "
-                f"halo={self.halo} built in {1e3 * info['build_time']:.1f} ms>")
+        key = f" key={self._key_text}" if self._key_text else ""
+        extents = ", ".join(f"{name}: {fi['extent']}" for name, fi in self.field_info.items())
+        return (f"<gtscript stencil {self.signature} backend={info['backend']!r}{key} "
+                f"halo={self.halo} extents={{{extents}}} "
+                f"built in {1e3 * info['build_time']:.1f} ms ({info['module_source']})>")
 
     def _repr_html_(self) -> str:
         rows = "".join(
@@ -53,8 +61,10 @@ class Stencil(_core.Module):
             f"<td>{fi['dtype']}</td><td>{fi['axes']}</td><td>{fi['extent']}</td></tr>"
             for name, fi in self.field_info.items())
         info = self.build_info
+        key = (f", key <code title=\"{html.escape(info['cache_key'])}\">"
+               f"{html.escape(self._key_text)}</code>" if self._key_text else "")
         return (f"<div><b>gtscript stencil</b> <code>{html.escape(self.signature)}</code><br>"
-                f"backend <code>{info['backend']}</code>, halo <code>{self.halo}</code>, "
+                f"backend <code>{info['backend']}</code>{key}, halo <code>{self.halo}</code>, "
                 f"built in {1e3 * info['build_time']:.1f} ms ({info['module_source']})"
                 f"<table><tr><th>field</th><th>intent</th><th>dtype</th><th>axes</th>"
                 f"<th>extent (i, j, k)</th></tr>{rows}</table></div>")
@@ -111,7 +121,8 @@ def _build(definition, backend, externals, rebuild, name, options):
     if name:
         tree["name"] = name
     cls = NumpyStencil if backend == "numpy" else Stencil
-    module = cls(tree, backend, code_options)
+    # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
+    module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
     module.definition = definition
     module.externals = externals
     module.options = code_options

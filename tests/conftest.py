@@ -10,6 +10,10 @@
 - `in_layout` / `out_layout` / `layout`: the layouts, for tests that sweep them.
 """
 
+import os
+import shutil
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -25,6 +29,27 @@ LAYOUTS = ("C", "F", "sliced", "strided", "kij")
 
 #: Value written into outputs before a call: a stencil must leave it alone outside its domain.
 SENTINEL = 1234.5
+
+
+def pytest_configure(config):
+    """Every stencil the suite compiles goes to a fresh private disk cache, never the user's:
+    set before collection (test modules decorate stencils at import time); the C core reads
+    GTSCRIPT_CACHE_DIR at each lookup and subprocesses inherit it."""
+    config._gtscript_saved_cache_dir = os.environ.get("GTSCRIPT_CACHE_DIR")
+    config._gtscript_cache_dir = tempfile.mkdtemp(prefix="gtscript-test-cache-")  # mode 0700
+    os.environ["GTSCRIPT_CACHE_DIR"] = config._gtscript_cache_dir
+
+
+def pytest_unconfigure(config):
+    path = getattr(config, "_gtscript_cache_dir", None)
+    if path is None:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    saved = config._gtscript_saved_cache_dir
+    if saved is None:
+        os.environ.pop("GTSCRIPT_CACHE_DIR", None)
+    else:
+        os.environ["GTSCRIPT_CACHE_DIR"] = saved
 
 
 @pytest.fixture(params=BACKENDS)

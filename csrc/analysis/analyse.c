@@ -1,9 +1,28 @@
 /* The analysis pipeline: one call, passes in a fixed order (see analysis.h). */
 #include "analysis/analysis.h"
 
+static bool unusable(const Stencil *st) {
+    return st->diag.kind == DIAG_NOMEM || st->diag.kind == DIAG_INTERNAL;
+}
+
+/* The rule checks run even after an earlier pass found a violation, so that the error can
+ * report the first violation in source order and count them all. Type inference and lowering
+ * only rewrite the IR: a type error leaves it usable for the data-flow rules, but lowering
+ * that fails itself (a new diagnostic) leaves it half structured, so the checks stop there. */
 bool analyse_stencil(Stencil *st) {
-    return checks_structure(st) && types_infer(st) && lower_control(st) && checks_dataflow(st) &&
-           extents_compute(st);
+    checks_structure(st);
+    checks_control(st);
+    checks_temporaries(st);
+    if (unusable(st)) return false;
+    types_infer(st);
+    if (unusable(st)) return false;
+    int before = st->diag.count;
+    if (!lower_control(st) && st->diag.count != before) return false;
+    checks_dataflow(st);
+    if (st->diag.kind != DIAG_NONE || !split_self_assignments(st) || !extents_compute(st))
+        return false;
+    schedule_columns(st);
+    return true;
 }
 
 void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx) {

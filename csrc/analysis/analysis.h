@@ -1,11 +1,16 @@
 /*
  * The analysis passes, run in this order by analyse_stencil():
  *   checks_structure  field shapes vs offsets, K-write policy, interval order and overlap
+ *   checks_control    rules on the structured IR: while loops (3), field conditionals (4)
+ *   checks_temporaries temporaries read but never written; warnings for likely mistakes
  *   types_infer       dtypes with NumPy 2 promotion; explicit casts everywhere
  *   lower_control     if / while / regions -> guarded statements, field conditions into masks
  *   checks_dataflow   the parallel model's data-flow rules (write after read with offset, ...)
+ *   split_self_assignments  `t = t[-1, 0, 0]`: value into a new temporary, then assigned
  *   extents_compute   the seeds' backward extent pass, field access extents, K constraints
  * Each pass reads the IR, fills in facts or rewrites it, and returns false with st->diag set.
+ * The rule checks keep going after a violation, so the error names the first one in source
+ * order and counts them all.
  */
 #ifndef GT_ANALYSIS_H
 #define GT_ANALYSIS_H
@@ -13,10 +18,14 @@
 #include "ir/ir.h"
 
 bool checks_structure(Stencil *st);
+bool checks_control(Stencil *st);
+bool checks_temporaries(Stencil *st);
 bool types_infer(Stencil *st);
 bool lower_control(Stencil *st);
 bool checks_dataflow(Stencil *st);
+bool split_self_assignments(Stencil *st);
 bool extents_compute(Stencil *st);
+void schedule_columns(Stencil *st);
 
 bool analyse_stencil(Stencil *st);
 

@@ -91,6 +91,7 @@ static void backward_pass(ExtCtx *X) {
 typedef struct {
     Stencil *st;
     const Stmt *stmt;
+    Policy policy;
     int *klo, *khi; /* per slot, within the current interval; khi < klo: not accessed */
 } AccCtx;
 
@@ -106,6 +107,16 @@ static void widen(Symbol *s, int ilo, int ihi, int jlo, int jhi, int k) {
     if (jhi > a->hi[1]) a->hi[1] = jhi;
     if (k < a->lo[2]) a->lo[2] = k;
     if (k > a->hi[2]) a->hi[2] = k;
+}
+
+/* The read extent alone: a field whose values are read around each point must not alias a
+ * written field (checked by the call). Starts at <0,0>, like `access`. */
+static void widen_read(Symbol *s, int ilo, int ihi, int jlo, int jhi) {
+    int *r = s->read_hext;
+    if (ilo < r[0]) r[0] = ilo;
+    if (ihi > r[1]) r[1] = ihi;
+    if (jlo < r[2]) r[2] = jlo;
+    if (jhi > r[3]) r[3] = jhi;
 }
 
 static void kaccess(AccCtx *A, int slot, int k) {
@@ -125,6 +136,8 @@ static void access_read(void *ctx, Expr *e) {
     /* A variable K offset's range is only known at run time; the call checks it. */
     int k = e->field.kexpr ? 0 : o[2];
     widen(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1], k);
+    widen_read(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1]);
+    if (A->policy == POLICY_PARALLEL && (o[2] != 0 || e->field.kexpr)) s->kread_parallel = true;
     kaccess(A, s->slot, k);
 }
 
@@ -136,6 +149,7 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         Symbol *t = s->assign.target;
         const int *h = s->horizontal_extent;
         t->written = true;
+        if (t->kind == SYM_FIELD && (h[0] || h[1] || h[2] || h[3])) A->st->extended_writes = true;
         if (t->first_write_line == 0) t->first_write_line = s->line;
         widen(t, h[0], h[1], h[2], h[3], s->assign.koff);
         kaccess(A, t->slot, s->assign.koff);
@@ -165,10 +179,11 @@ static bool access_pass(Stencil *st) {
         free(khi);
         return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     }
-    AccCtx A = {st, NULL, klo, khi};
+    AccCtx A = {st, NULL, POLICY_PARALLEL, klo, khi};
     bool ok = true;
     for (int c = 0; c < st->ncomps && ok; c++) {
         Computation *comp = &st->comps[c];
+        A.policy = comp->policy;
         for (int i = 0; i < comp->nintervals && ok; i++) {
             Interval *in = &comp->intervals[i];
             for (int s = 0; s < n; s++) klo[s] = 1, khi[s] = 0;

@@ -12,7 +12,36 @@
 typedef struct {
     Stencil *st;
     int nmasks;
+    const Computation *comp; /* being lowered */
+    const Interval *interval;
+    bool in_while;
 } Lower;
+
+/* One K level at most: interval(0, 1), interval(-1, None), ... */
+static bool single_level(const Interval *in) {
+    return in->start.level == in->end.level && in->end.offset - in->start.offset <= 1;
+}
+
+/* Fields without a K axis are shared by every level (IJ) or every column (K): a write is
+ * only deterministic when one level writes each element, i.e. an IJ field written in a
+ * FORWARD/BACKWARD computation (the last level visited wins, as in a loop) or on a single
+ * level. K fields are read-only: every column would write the same elements. */
+static bool check_lower_dim_write(Lower *L, const Stmt *s) {
+    const Symbol *t = s->assign.target;
+    if (t->kind != SYM_FIELD || t->axes == AX_IJK) return true;
+    if (!(t->axes & AX_I) || !(t->axes & AX_J))
+        return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is a K field: it can only be read (every column would write the "
+                          "same elements)",
+                          t->name);
+    if (L->comp->policy == POLICY_PARALLEL && !single_level(L->interval))
+        return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is an IJ field written in a PARALLEL computation over several K "
+                          "levels: the value left would depend on the K order; write it in a "
+                          "FORWARD or BACKWARD computation, or on a single level",
+                          t->name);
+    return true;
+}
 
 static bool reads_fields(Expr *e);
 
@@ -94,6 +123,7 @@ static bool lower_list(Lower *L, StmtList *in, StmtList *out, Expr *guard, int n
         Stmt *s = in->items[i];
         switch (s->kind) {
         case S_ASSIGN:
+            if (!check_lower_dim_write(L, s)) return false;
             s->guard = guard;
             s->nboxes = nboxes;
             s->boxes = boxes;
@@ -103,6 +133,10 @@ static bool lower_list(Lower *L, StmtList *in, StmtList *out, Expr *guard, int n
             if (!lower_if(L, s, out, guard, nboxes, boxes)) return false;
             break;
         case S_REGION:
+            if (L->in_while)
+                return diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                                  "a horizontal region inside a while loop is not supported: put "
+                                  "the while loop inside the region instead");
             if (nboxes > 0)
                 return diag_error(st, DIAG_SEMANTIC, s->line, s->col,
                                   "nested horizontal regions are not supported: combine them into "
@@ -113,7 +147,11 @@ static bool lower_list(Lower *L, StmtList *in, StmtList *out, Expr *guard, int n
             /* The body runs point by point while the condition holds there; its statements
              * are lowered with no outer guard (the loop itself is guarded). */
             StmtList body = {0};
-            if (!lower_list(L, &s->while_.body, &body, NULL, 0, NULL)) return false;
+            bool outer = L->in_while;
+            L->in_while = true;
+            bool ok = lower_list(L, &s->while_.body, &body, NULL, 0, NULL);
+            L->in_while = outer;
+            if (!ok) return false;
             s->while_.body = body;
             s->guard = guard;
             s->nboxes = nboxes;
@@ -127,10 +165,12 @@ static bool lower_list(Lower *L, StmtList *in, StmtList *out, Expr *guard, int n
 }
 
 bool lower_control(Stencil *st) {
-    Lower L = {st, 0};
+    Lower L = {st, 0, NULL, NULL, false};
     for (int c = 0; c < st->ncomps; c++) {
+        L.comp = &st->comps[c];
         for (int i = 0; i < st->comps[c].nintervals; i++) {
             Interval *in = &st->comps[c].intervals[i];
+            L.interval = in;
             StmtList flat = {0};
             if (!lower_list(&L, &in->body, &flat, NULL, 0, NULL)) return false;
             in->body = flat;

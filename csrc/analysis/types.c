@@ -5,6 +5,7 @@
  * type: casts are explicit, constants are converted in place.
  */
 #include <math.h>
+#include <stdint.h>
 
 #include "analysis/analysis.h"
 
@@ -50,7 +51,20 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
         e->weak = false;
         return e;
     }
-    if (e->kind == E_CONST) {
+    if (e->kind == E_CONST && e->weak && e->type == DT_INT64 && t == DT_INT32 &&
+        (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX)) {
+        /* NumPy 2 refuses a Python int that the other operand's dtype cannot hold */
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "the literal %lld does not fit in int32, the type of the expression it meets "
+                   "(NumPy 2 raises OverflowError here): cast the other operand with int(...)",
+                   (long long)e->cnst.i);
+        return NULL;
+    }
+    /* a float constant out of an integer's range converts at run time, as the backends do */
+    bool fits_int = !(e->kind == E_CONST && dtype_is_float(e->type) && dtype_is_int(t) &&
+                      !(e->cnst.f >= -9223372036854775808.0 && e->cnst.f < 9223372036854775808.0 &&
+                        (t == DT_INT64 || (e->cnst.f >= -2147483648.0 && e->cnst.f < 2147483648.0))));
+    if (e->kind == E_CONST && fits_int) {
         if (dtype_is_float(t)) {
             double v = dtype_is_float(e->type) ? e->cnst.f : (double)e->cnst.i;
             e->cnst.f = t == DT_FLOAT32 ? (double)(float)v : v;
@@ -73,6 +87,65 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
 
 static bool infer(Stencil *st, Expr *e);
 
+static bool fits_int32(const Expr *e) {
+    return !(e->kind == E_CONST && e->type == DT_INT64 &&
+             (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX));
+}
+
+/* ---- variable K offsets ------------------------------------------------------------- */
+
+static bool list_writes(const StmtList *l, const Symbol *s);
+
+static bool stmt_writes(const Stmt *x, const Symbol *s) {
+    switch (x->kind) {
+    case S_ASSIGN: return x->assign.target == s;
+    case S_IF: return list_writes(&x->if_.then, s) || list_writes(&x->if_.els, s);
+    case S_WHILE: return list_writes(&x->while_.body, s);
+    case S_REGION: return list_writes(&x->region.body, s);
+    }
+    return false;
+}
+
+static bool list_writes(const StmtList *l, const Symbol *s) {
+    for (int i = 0; i < l->n; i++)
+        if (stmt_writes(l->items[i], s)) return true;
+    return false;
+}
+
+static bool stencil_writes(const Stencil *st, const Symbol *s) {
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            if (list_writes(&st->comps[c].intervals[i].body, s)) return true;
+    return false;
+}
+
+typedef struct {
+    Stencil *st;
+    Expr *bad;
+} KSources;
+
+static void koffset_source(void *ctx, Expr *e) {
+    KSources *k = ctx;
+    Symbol *s = e->field.sym;
+    if (k->bad == NULL && (s->kind == SYM_TEMP || stencil_writes(k->st, s))) k->bad = e;
+}
+
+/* The call checks, before the kernel runs, that every variable K offset stays inside its
+ * array (call/kbounds.c): the offset may only depend on values known then, that is on
+ * scalar arguments and on fields the stencil does not write. */
+static bool check_koffset_sources(Stencil *st, Expr *kexpr) {
+    KSources k = {st, NULL};
+    expr_visit_fields(kexpr, koffset_source, &k);
+    if (k.bad == NULL) return true;
+    Symbol *s = k.bad->field.sym;
+    return diag_error(st, DIAG_SEMANTIC, k.bad->line, k.bad->col,
+                      "a variable K offset cannot be computed from %s '%s': it may only depend on "
+                      "scalar parameters and on fields the stencil does not write, so that the "
+                      "call can check before running that every read stays inside the array",
+                      s->kind == SYM_TEMP ? "the temporary" : "the field written by this stencil",
+                      s->name);
+}
+
 static DType float_of(TypeInfo t) { return t.t == DT_FLOAT32 ? DT_FLOAT32 : DT_FLOAT64; }
 
 static bool infer_call(Stencil *st, Expr *e) {
@@ -88,6 +161,13 @@ static bool infer_call(Stencil *st, Expr *e) {
             return diag_error(st, DIAG_SEMANTIC, e->line, e->col, "abs() of a bool");
         break;
     case FN_POW: break;
+    case FN_FLOOR:
+    case FN_CEIL:
+    case FN_TRUNC:
+        /* NumPy 2 rounds integers and bools to themselves, keeping their dtype */
+        if (!dtype_is_float(t.t)) break;
+        t.t = float_of(t);
+        break;
     case FN_ISFINITE:
     case FN_ISINF:
     case FN_ISNAN:
@@ -113,7 +193,15 @@ static bool infer_call(Stencil *st, Expr *e) {
 static bool infer(Stencil *st, Expr *e) {
     switch (e->kind) {
     case E_CONST:
-        if (e->type == DT_FLOAT64 && e->weak && st->literal_float_bits == 64) e->weak = false;
+        /* literal_float_precision=64 (GT4Py's default) or 32: a float literal is a typed
+         * value of that precision instead of a NumPy 2 weak scalar */
+        if (e->type == DT_FLOAT64 && e->weak && st->literal_float_bits != 0) {
+            e->weak = false;
+            if (st->literal_float_bits == 32) {
+                e->type = DT_FLOAT32;
+                e->cnst.f = (double)(float)e->cnst.f;
+            }
+        }
         return true;
     case E_FIELD:
         e->type = e->field.sym->dtype;
@@ -125,6 +213,7 @@ static bool infer(Stencil *st, Expr *e) {
                                   "a variable K offset must be an integer, not %s",
                                   dtype_name(e->field.kexpr->type));
             e->field.kexpr = coerce(st, e->field.kexpr, DT_INT64);
+            if (e->field.kexpr == NULL || !check_koffset_sources(st, e->field.kexpr)) return false;
         }
         return true;
     case E_SCALAR:
@@ -158,6 +247,8 @@ static bool infer(Stencil *st, Expr *e) {
     case E_CMP: {
         if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
         TypeInfo t = promote(info(e->op.a), info(e->op.b));
+        /* NumPy 2 compares with an out-of-range Python int exactly (i32 < 2**40 is True) */
+        if (t.t == DT_INT32 && (!fits_int32(e->op.a) || !fits_int32(e->op.b))) t.t = DT_INT64;
         e->type = DT_BOOL;
         e->op.a = coerce(st, e->op.a, t.t);
         e->op.b = coerce(st, e->op.b, t.t);

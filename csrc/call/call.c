@@ -5,6 +5,10 @@
  * base pointers and element strides with the GIL released.
  */
 #include "call/call.h"
+#include "call/kbounds.h"
+
+#include "call/plan.h"
+#include "call/pool.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -13,14 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct Bound {
-    PyObject *value[256]; /* per parameter, borrowed */
-    int64_t origin[256][3];
-    int64_t domain[3];
-    bool validate;
-    PyObject *exec_info; /* borrowed, or NULL */
-} Bound;
 
 static double now(void) {
     struct timespec ts;
@@ -354,37 +350,77 @@ static void byte_span(PyArrayObject *a, char **lo, char **hi) {
     *hi = h;
 }
 
-/* Written fields must not share memory with a field read with a horizontal offset (the
- * parallel model's rule 1 through an alias): those reads could see new values. */
+/* Whether fields s (array a, origin oa) and t (array b, origin ob) put every point (i, j, k)
+ * and data index at the same address: same item size, same strides, same origin element. */
+static bool same_points(const Symbol *s, PyArrayObject *a, const int64_t *oa, const Symbol *t,
+                        PyArrayObject *b, const int64_t *ob) {
+    if (s->axes != t->axes || PyArray_NDIM(a) != PyArray_NDIM(b) ||
+        PyArray_ITEMSIZE(a) != PyArray_ITEMSIZE(b))
+        return false;
+    for (int d = 0; d < PyArray_NDIM(a); d++)
+        if (PyArray_DIM(a, d) > 1 && PyArray_DIM(b, d) > 1 && PyArray_STRIDE(a, d) != PyArray_STRIDE(b, d))
+            return false;
+    char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b);
+    for (int ax = 0; ax < 3; ax++) {
+        int d = dim_of(s, ax);
+        if (d < 0) continue;
+        pa += oa[ax] * PyArray_STRIDE(a, d);
+        pb += ob[ax] * PyArray_STRIDE(b, d);
+    }
+    return pa == pb;
+}
+
+/* Two fields passed overlapping memory (byte spans intersect, np.may_share_memory's
+ * conservative test) break the parallel model through the alias when both are written, when
+ * the written one is seen by the other at other positions, or when the other is read around
+ * each point (a horizontal read extent, rule 1) or at another K level in a PARALLEL
+ * computation. The same array for an input read at zero offset and an output is a point-wise
+ * update and is allowed. */
 static bool check_aliasing(const Stencil *st, Bound *b) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *w = st->params[i];
         if (w->kind != SYM_FIELD || !w->written) continue;
+        PyArrayObject *wa = (PyArrayObject *)b->value[i];
         char *wl, *wh;
-        byte_span((PyArrayObject *)b->value[i], &wl, &wh);
+        byte_span(wa, &wl, &wh);
         for (int j = 0; j < st->nparams; j++) {
             const Symbol *r = st->params[j];
-            if (j == i || r->kind != SYM_FIELD || !r->read) continue;
-            bool shifted = r->access.lo[0] < 0 || r->access.hi[0] > 0 || r->access.lo[1] < 0 ||
-                           r->access.hi[1] > 0;
-            if (!shifted && b->value[j] != b->value[i]) continue;
-            if (!shifted) continue; /* the same array at zero offset is a point-wise update */
+            if (j == i || r->kind != SYM_FIELD || !(r->written || r->read)) continue;
+            if (r->written && j < i) continue; /* the pair was seen the other way round */
+            PyArrayObject *ra = (PyArrayObject *)b->value[j];
             char *rl, *rh;
-            byte_span((PyArrayObject *)b->value[j], &rl, &rh);
-            if (rl < wh && wl < rh) {
-                PyErr_Format(PyExc_ValueError,
-                             "arguments '%s' and '%s' share memory: '%s' is written while '%s' is "
-                             "read with a horizontal offset, so the result would depend on the "
-                             "order of execution; pass separate arrays",
-                             w->name, r->name, w->name, r->name);
-                return false;
+            byte_span(ra, &rl, &rh);
+            if (!(rl < wh && wl < rh)) continue;
+            const int *h = r->read_hext;
+            const char *why = NULL;
+            char buf[160];
+            if (r->written) {
+                why = "both are written by the stencil";
+            } else if (!same_points(w, wa, b->origin[i], r, ra, b->origin[j])) {
+                why = "they overlap at different positions, so a point of the second may read a "
+                      "value the stencil wrote for another point";
+            } else if (h[0] || h[1] || h[2] || h[3]) {
+                snprintf(buf, sizeof buf,
+                         "the first is written while the second is read with a horizontal offset "
+                         "(extent <%d, %d> in I, <%d, %d> in J)",
+                         h[0], h[1], h[2], h[3]);
+                why = buf;
+            } else if (r->kread_parallel) {
+                why = "the first is written while the second is read at another K level in a "
+                      "PARALLEL computation";
             }
+            if (why == NULL) continue; /* the same points, read at zero offset: point-wise update */
+            PyErr_Format(PyExc_ValueError,
+                         "arguments '%s' and '%s' share memory: %s; the result would depend on the "
+                         "order of execution, so pass separate arrays (for example a copy of '%s')",
+                         w->name, r->name, why, r->name);
+            return false;
         }
     }
     return true;
 }
 
-static bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
+bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain;
     if (!bind_args(st, args, kwargs, b, &origin, &domain)) return false;
@@ -410,12 +446,12 @@ static bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b
             return false;
         }
     }
-    return check_aliasing(st, b);
+    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain);
 }
 
 /* ---- scalars ------------------------------------------------------------------------ */
 
-static bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
+bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
     if (PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) > 0) goto bad;
     if (dtype_is_float(s->dtype)) {
         if (PyUnicode_Check(o) || PyBytes_Check(o) || o == Py_None) goto bad;
@@ -481,6 +517,68 @@ static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1
     return true;
 }
 
+/* One call's work: tiles handed out to the pool's threads through an atomic counter. */
+typedef struct Job {
+    GtKernelFn kernel;
+    const Plan *plan;
+    const int64_t *domain;
+    const char *scalars;
+    int64_t next_tile;
+} Job;
+
+static void run_tiles(void *ctx, int worker) {
+    Job *job = ctx;
+    const Plan *p = job->plan;
+    char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nslots;
+    const int64_t *strides = p->strides + (size_t)worker * (size_t)p->nslots * GT_STRIDES;
+    int64_t ntiles = p->nti * p->ntj;
+    for (;;) {
+        int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
+        if (t >= ntiles) break;
+        int64_t ti = t / p->ntj, tj = t % p->ntj;
+        int64_t tile[4] = {ti * p->ti, (ti + 1) * p->ti, tj * p->tj, (tj + 1) * p->tj};
+        if (tile[1] > job->domain[0]) tile[1] = job->domain[0];
+        if (tile[3] > job->domain[1]) tile[3] = job->domain[1];
+        job->kernel(ptrs, strides, job->domain, job->scalars, tile);
+    }
+}
+
+/* The plan for this domain: the stencil's cached one when it fits and no other thread is
+ * using it, else a new one (which becomes the cached one if the slot is free). */
+static Plan *acquire_plan(ModuleObject *m, const int64_t *domain, CpuLayout layout, bool *owned) {
+    *owned = false;
+    if (__atomic_exchange_n(&m->plan_busy, 1, __ATOMIC_ACQUIRE) == 0) {
+        if (plan_fits(m->plan, domain, layout)) return m->plan;
+        plan_free(m->plan);
+        m->plan = plan_new(m->st, domain, layout);
+        if (m->plan == NULL) __atomic_store_n(&m->plan_busy, 0, __ATOMIC_RELEASE);
+        return m->plan;
+    }
+    *owned = true;
+    return plan_new(m->st, domain, layout);
+}
+
+/* The layout class of this call's arrays (see codegen.h): K unit-stride everywhere, else I
+ * unit-stride everywhere, else generic. */
+static CpuLayout classify_layout(const Stencil *st, const Bound *b) {
+    bool k_unit = true, i_unit = true;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        npy_intp item = dtype_size(s->dtype);
+        int dk = dim_of(s, 2), di = dim_of(s, 0);
+        if (dk >= 0 && PyArray_STRIDE(arr, dk) != item) k_unit = false;
+        if (di >= 0 && PyArray_STRIDE(arr, di) != item) i_unit = false;
+    }
+    return k_unit ? LAYOUT_K_UNIT : i_unit ? LAYOUT_I_UNIT : LAYOUT_GENERIC;
+}
+
+static void release_plan(ModuleObject *m, Plan *p, bool owned) {
+    if (owned) plan_free(p);
+    else __atomic_store_n(&m->plan_busy, 0, __ATOMIC_RELEASE);
+}
+
 PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t0 = now();
     const Stencil *st = m->st;
@@ -488,82 +586,53 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
         return NULL;
     }
-    if (m->kernel == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "this stencil has no compiled kernel");
-        return NULL;
-    }
     Bound b;
     if (!bind_all(m, args, kwargs, &b)) return NULL;
-    int nslots = stencil_nslots(st);
-    char **ptrs = calloc((size_t)nslots + 1, sizeof *ptrs);
-    int64_t *strides = calloc((size_t)(nslots + 1) * GT_STRIDES, sizeof *strides);
-    char **temp_mem = calloc((size_t)st->ntemps + 1, sizeof *temp_mem);
-    char *scalars = calloc((size_t)st->nscalars + 1, 8);
-    PyObject *result = NULL;
-    if (!ptrs || !strides || !temp_mem || !scalars) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    CpuLayout layout = classify_layout(st, &b);
+    GtKernelFn kernel = module_kernel(m, layout);
+    if (kernel == NULL) return NULL;
+    char scalars[8 * 256];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind == SYM_SCALAR) {
-            if (!scalar_value(s, b.value[i], scalars + 8 * s->slot)) goto done;
-            continue;
-        }
+        if (s->kind == SYM_SCALAR && !scalar_value(s, b.value[i], scalars + 8 * s->slot)) return NULL;
+    }
+    if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
+        double t = now();
+        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t)) return NULL;
+        Py_RETURN_NONE;
+    }
+    bool owned;
+    Plan *plan = acquire_plan(m, b.domain, layout, &owned);
+    if (plan == NULL) return NULL;
+    /* Argument fields: the element at the origin and element strides, in every thread's
+     * table (the temporaries' entries were filled when the plan was made). */
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
         PyArrayObject *arr = (PyArrayObject *)b.value[i];
         int item = dtype_size(s->dtype);
-        char *p = PyArray_BYTES(arr);
-        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
+        char *ptr = PyArray_BYTES(arr);
+        int64_t sv[GT_STRIDES] = {0};
         for (int a = 0; a < 3; a++) {
             int d = dim_of(s, a);
             if (d < 0) continue;
             sv[a] = PyArray_STRIDE(arr, d) / item;
-            p += b.origin[i][a] * PyArray_STRIDE(arr, d);
+            ptr += b.origin[i][a] * PyArray_STRIDE(arr, d);
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, naxes(s) + d) / item;
-        ptrs[s->slot] = p;
-    }
-    if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
-        double t = now();
-        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t)) goto done;
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    /* Temporaries: C-ordered (k fastest) blocks covering the domain plus their halos. */
-    for (int t = 0; t < st->ntemps; t++) {
-        const Symbol *s = st->temps[t];
-        const Extent *e = &s->access;
-        int64_t lo[3], n[3];
-        for (int a = 0; a < 3; a++) {
-            lo[a] = e->lo[a] < 0 ? -e->lo[a] : 0;
-            n[a] = b.domain[a] + lo[a] + (e->hi[a] > 0 ? e->hi[a] : 0);
+        for (int w = 0; w < plan->nthreads; w++) {
+            plan->ptrs[(size_t)w * (size_t)plan->nslots + (size_t)s->slot] = ptr;
+            memcpy(plan->strides + ((size_t)w * (size_t)plan->nslots + (size_t)s->slot) * GT_STRIDES,
+                   sv, sizeof sv);
         }
-        int item = dtype_size(s->dtype);
-        size_t bytes = (size_t)(n[0] * n[1] * n[2]) * (size_t)item;
-        if (posix_memalign((void **)&temp_mem[t], 64, bytes ? bytes : 64) != 0) {
-            temp_mem[t] = NULL;
-            PyErr_NoMemory();
-            goto done;
-        }
-        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
-        sv[2] = 1;
-        sv[1] = n[2];
-        sv[0] = n[1] * n[2];
-        ptrs[s->slot] = temp_mem[t] + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2]) * item;
     }
+    Job job = {kernel, plan, b.domain, scalars, 0};
     double t1 = now();
-    Py_BEGIN_ALLOW_THREADS m->kernel(ptrs, strides, b.domain, scalars);
+    Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
     Py_END_ALLOW_THREADS double t2 = now();
-    if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t1, t2)) goto done;
-    result = Py_NewRef(Py_None);
-done:
-    if (temp_mem)
-        for (int t = 0; t < st->ntemps; t++) free(temp_mem[t]);
-    free(temp_mem);
-    free(ptrs);
-    free(strides);
-    free(scalars);
-    return result;
+    release_plan(m, plan, owned);
+    if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t1, t2)) return NULL;
+    Py_RETURN_NONE;
 }
 
 PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {

@@ -53,6 +53,10 @@ typedef struct Symbol {
     int first_write_line;
     Extent access;  /* union of read and write extents (horizontal and K) */
     bool has_access;
+    /* reads only (the call's aliasing check): horizontal extent of the points read around
+     * each point of the domain, and whether a PARALLEL statement reads it at another K level */
+    int read_hext[4]; /* ilo, ihi, jlo, jhi */
+    bool kread_parallel;
 } Symbol;
 
 typedef enum {
@@ -186,6 +190,9 @@ typedef struct Computation {
     Policy policy;
     int nintervals;
     Interval *intervals; /* analysed: in execution order */
+    /* analysed (schedule.c): a FORWARD/BACKWARD computation whose statements only touch
+     * their own column, so it may run column by column instead of level by level */
+    bool columnwise;
 } Computation;
 
 /* The first error found by a pass; module.c turns it into a Python exception. */
@@ -230,6 +237,9 @@ typedef struct Stencil {
     int nkacc, capkacc;
     KAccess *kacc;
     int min_k_levels; /* the intervals need at least this many K levels */
+    /* an argument field is written beyond the compute domain (read later with an offset):
+     * tiles would write each other's halo, so the stencil runs as a single tile */
+    bool extended_writes;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
 } Stencil;

@@ -6,6 +6,7 @@
  * (no fast-math; Python's floor-division and modulo rules).
  */
 #include "backend/cpu/codegen.h"
+#include "backend/cpu/jit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,9 @@ typedef struct CG {
     LLVMValueRef (*stride)[GT_STRIDES];   /* per slot */
     LLVMValueRef *scalar;                 /* per scalar slot */
     LLVMValueRef ni, nj, nk;
+    LLVMValueRef ti0, ti1, tj0, tj1;      /* the tile: [ti0, ti1) x [tj0, tj1) */
     LLVMValueRef i, j, k;                 /* the current point */
+    CpuLayout layout;
     char *err;
     size_t errlen;
     bool failed;
@@ -74,6 +77,10 @@ static LLVMValueRef address(CG *g, const Symbol *s, LLVMValueRef di, LLVMValueRe
                             LLVMValueRef dk, int ndi, const int *didx) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef (*st)[GT_STRIDES] = &g->stride[s->slot];
+    if (s->kind == SYM_TEMP) { /* tile-private buffer: indexed from the tile's origin */
+        di = LLVMBuildNSWSub(b, di, g->ti0, "");
+        dj = LLVMBuildNSWSub(b, dj, g->tj0, "");
+    }
     LLVMValueRef off = LLVMBuildNSWMul(b, di, (*st)[0], "");
     off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dj, (*st)[1], ""), "");
     off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dk, (*st)[2], ""), "");
@@ -117,7 +124,19 @@ static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     LLVMTypeRef types[2] = {t, ty(g, from)};
     LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, types, 2);
     LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 2);
-    return LLVMBuildCall2(b, ft, f, args, 1, "");
+    LLVMValueRef sat = LLVMBuildCall2(b, ft, f, args, 1, "");
+#if defined(__x86_64__) || defined(__i386__)
+    /* NumPy's astype is the C cast, which on x86 gives the "integer indefinite" INT_MIN for
+     * NaN and for values out of range: do the same, so both backends agree bit for bit */
+    double lim = to == DT_INT32 ? 2147483648.0 : 9223372036854775808.0;
+    LLVMTypeRef ft_from = ty(g, from);
+    LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGE, v, LLVMConstReal(ft_from, -lim), ""),
+                                   LLVMBuildFCmp(b, LLVMRealOLT, v, LLVMConstReal(ft_from, lim), ""), "");
+    LLVMValueRef int_min = to == DT_INT32 ? LLVMConstInt(t, 0x80000000ULL, 0) : LLVMConstInt(t, 1ULL << 63, 0);
+    return LLVMBuildSelect(b, in, sat, int_min, "");
+#else
+    return sat;
+#endif
 }
 
 /* Python/NumPy integer floor division and modulo; x // 0 == x % 0 == 0 as in NumPy. */
@@ -276,9 +295,9 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_LOG: return intrinsic(g, "llvm.log", t, a, 1);
     case FN_LOG10: return intrinsic(g, "llvm.log10", t, a, 1);
     case FN_POW: return fl ? intrinsic(g, "llvm.pow", t, a, 2) : int_pow(g, a[0], a[1], t);
-    case FN_FLOOR: return intrinsic(g, "llvm.floor", t, a, 1);
-    case FN_CEIL: return intrinsic(g, "llvm.ceil", t, a, 1);
-    case FN_TRUNC: return intrinsic(g, "llvm.trunc", t, a, 1);
+    case FN_FLOOR: return fl ? intrinsic(g, "llvm.floor", t, a, 1) : a[0]; /* ints: NumPy 2 */
+    case FN_CEIL: return fl ? intrinsic(g, "llvm.ceil", t, a, 1) : a[0];
+    case FN_TRUNC: return fl ? intrinsic(g, "llvm.trunc", t, a, 1) : a[0];
     case FN_SIN: return libm(g, "sin", t, a, 1);
     case FN_COS: return libm(g, "cos", t, a, 1);
     case FN_TAN: return libm(g, "tan", t, a, 1);
@@ -428,23 +447,39 @@ static void emit_point(CG *g, const Stmt *s) {
 /* Loops a statement over its horizontal range (one box, or the whole extended domain),
  * with K either fixed (g->k set by the caller) or looped over [klo, khi). */
 static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LLVMValueRef khi) {
+    /* The statement's extended domain, restricted to this tile plus the statement's extent:
+     * over all tiles that covers [lo, n + hi) once, and every value a later statement of the
+     * tile reads has been computed by the tile itself (redundantly on the halo). */
     const int *h = s->horizontal_extent;
-    LLVMValueRef ilo = c64(g, h[0]), ihi = LLVMBuildNSWAdd(g->b, g->ni, c64(g, h[1]), "");
-    LLVMValueRef jlo = c64(g, h[2]), jhi = LLVMBuildNSWAdd(g->b, g->nj, c64(g, h[3]), "");
+    LLVMValueRef ilo = LLVMBuildNSWAdd(g->b, g->ti0, c64(g, h[0]), "");
+    LLVMValueRef ihi = LLVMBuildNSWAdd(g->b, g->ti1, c64(g, h[1]), "");
+    LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, c64(g, h[2]), "");
+    LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, c64(g, h[3]), "");
     if (box) {
         if (box->has[0]) ilo = smax(g, ilo, bound_value(g, box->b[0], g->ni));
         if (box->has[1]) ihi = smin(g, ihi, bound_value(g, box->b[1], g->ni));
         if (box->has[2]) jlo = smax(g, jlo, bound_value(g, box->b[2], g->nj));
         if (box->has[3]) jhi = smin(g, jhi, bound_value(g, box->b[3], g->nj));
     }
+    /* The unit-stride axis innermost, so the inner loop streams and vectorises. */
     Loop li, lj, lk;
-    g->i = loop_begin(g, &li, ilo, ihi, "i");
-    g->j = loop_begin(g, &lj, jlo, jhi, "j");
-    if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
-    emit_point(g, s);
-    if (klo) loop_end(g, &lk);
-    loop_end(g, &lj);
-    loop_end(g, &li);
+    if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
+        g->i = loop_begin(g, &li, ilo, ihi, "i");
+        g->j = loop_begin(g, &lj, jlo, jhi, "j");
+        if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
+        emit_point(g, s);
+        if (klo) loop_end(g, &lk);
+        loop_end(g, &lj);
+        loop_end(g, &li);
+    } else {
+        if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
+        g->j = loop_begin(g, &lj, jlo, jhi, "j");
+        g->i = loop_begin(g, &li, ilo, ihi, "i");
+        emit_point(g, s);
+        loop_end(g, &li);
+        loop_end(g, &lj);
+        if (klo) loop_end(g, &lk);
+    }
 }
 
 static void emit_stmt(CG *g, const Stmt *s, LLVMValueRef klo, LLVMValueRef khi) {
@@ -473,21 +508,54 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     loop_end(g, &lk);
 }
 
+/* The K sweep of one interval at the current column (g->i, g->j). */
+static void emit_column_interval(CG *g, const Computation *c, const Interval *in) {
+    LLVMValueRef ks = bound_value(g, in->start, g->nk), ke = bound_value(g, in->end, g->nk);
+    Loop lk;
+    LLVMValueRef iv = loop_begin(g, &lk, ks, ke, "kcol");
+    g->k = iv;
+    if (c->policy == POLICY_BACKWARD)
+        g->k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, c64(g, 1), ""), "");
+    for (int i = 0; i < in->body.n; i++) emit_point(g, in->body.items[i]);
+    loop_end(g, &lk);
+}
+
+/* A computation: level by level as the parallel model reads, or column by column when the
+ * analysis found that equivalent (schedule.c) and K is the unit-stride axis, so each column
+ * sweeps contiguous memory. With I the unit-stride axis, level by level vectorises along I. */
+static void emit_computation(CG *g, const Computation *c) {
+    if (!c->columnwise || g->layout == LAYOUT_I_UNIT) {
+        for (int i = 0; i < c->nintervals; i++) emit_interval(g, c, &c->intervals[i]);
+        return;
+    }
+    Loop li, lj;
+    g->i = loop_begin(g, &li, g->ti0, g->ti1, "ci");
+    g->j = loop_begin(g, &lj, g->tj0, g->tj1, "cj");
+    for (int i = 0; i < c->nintervals; i++) emit_column_interval(g, c, &c->intervals[i]);
+    loop_end(g, &lj);
+    loop_end(g, &li);
+}
+
 /* Loads every pointer, stride, size and scalar once, in the entry block. */
-static void emit_prologue(CG *g, LLVMValueRef ptrs, LLVMValueRef strides, LLVMValueRef domain,
-                          LLVMValueRef scalars) {
+static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVMValueRef scalars,
+                          LLVMValueRef tile) {
     LLVMBuilderRef b = g->b;
     const Stencil *st = g->st;
     int nslots = stencil_nslots(st);
     for (int s = 0; s < nslots; s++) {
-        LLVMValueRef idx = c64(g, s);
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->ptr, ptrs, &idx, 1, "");
-        g->base[s] = LLVMBuildLoad2(b, g->ptr, p, "base");
+        g->base[s] = LLVMGetParam(g->fn, (unsigned)s);
         for (int a = 0; a < GT_STRIDES; a++) {
             LLVMValueRef si = c64(g, (long long)s * GT_STRIDES + a);
             LLVMValueRef sp = LLVMBuildInBoundsGEP2(b, g->i64, strides, &si, 1, "");
             g->stride[s][a] = LLVMBuildLoad2(b, g->i64, sp, "stride");
         }
+        /* A layout variant knows the unit-stride axis: a constant stride of 1 there lets
+         * LLVM vectorise without versioning the loops on the strides. */
+        int unit = g->layout == LAYOUT_K_UNIT ? 2 : g->layout == LAYOUT_I_UNIT ? 0 : -1;
+        const Symbol *sym = s < st->nfields ? NULL : st->temps[s - st->nfields];
+        for (int i = 0; sym == NULL && i < st->nparams; i++)
+            if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
+        if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = c64(g, 1);
     }
     LLVMValueRef n[3];
     for (int a = 0; a < 3; a++) {
@@ -497,6 +565,15 @@ static void emit_prologue(CG *g, LLVMValueRef ptrs, LLVMValueRef strides, LLVMVa
     g->ni = n[0];
     g->nj = n[1];
     g->nk = n[2];
+    LLVMValueRef t[4];
+    for (int a = 0; a < 4; a++) {
+        LLVMValueRef ai = c64(g, a);
+        t[a] = LLVMBuildLoad2(b, g->i64, LLVMBuildInBoundsGEP2(b, g->i64, tile, &ai, 1, ""), "tile");
+    }
+    g->ti0 = t[0];
+    g->ti1 = t[1];
+    g->tj0 = t[2];
+    g->tj1 = t[3];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_SCALAR) continue;
@@ -506,8 +583,67 @@ static void emit_prologue(CG *g, LLVMValueRef ptrs, LLVMValueRef strides, LLVMVa
     }
 }
 
-LLVMModuleRef codegen_cpu(const Stencil *st, LLVMContextRef ctx, char *err, size_t errlen) {
-    CG g = {.st = st, .ctx = ctx, .err = err, .errlen = errlen};
+static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+}
+
+/*
+ * Two functions: the exported gt_kernel(ptrs, strides, domain, scalars, tile) loads the
+ * base pointers and calls the internal gt_body(base_0, ..., base_n-1, strides, domain,
+ * scalars, tile), whose parameters for temporaries are `noalias`: they are tile-private
+ * buffers, so LLVM needs no run-time overlap checks between them and anything else.
+ * Argument fields carry no such promise (the same array may be passed for an input and an
+ * output read point-wise). Leaves the builder in gt_body's entry block, after its prologue.
+ */
+static bool emit_functions(CG *g, int nslots) {
+    LLVMTypeRef kparams[5] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr};
+    LLVMTypeRef *bparams = malloc(sizeof(LLVMTypeRef) * (size_t)(nslots + 4));
+    LLVMValueRef *args = malloc(sizeof(LLVMValueRef) * (size_t)(nslots + 4));
+    if (bparams == NULL || args == NULL) {
+        free(bparams);
+        free(args);
+        snprintf(g->err, g->errlen, "out of memory");
+        return false;
+    }
+    LLVMValueRef kernel = LLVMAddFunction(g->mod, GT_KERNEL_SYMBOL, LLVMFunctionType(g->vd, kparams, 5, 0));
+    for (int i = 0; i < nslots + 4; i++) bparams[i] = g->ptr;
+    g->fn = LLVMAddFunction(g->mod, "gt_body", LLVMFunctionType(g->vd, bparams, (unsigned)nslots + 4, 0));
+    free(bparams);
+    LLVMSetLinkage(g->fn, LLVMInternalLinkage);
+    for (int s = g->st->nfields; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
+    for (unsigned p = 1; p <= 4; p++) {
+        add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
+        add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
+    }
+    for (unsigned p = 1; p <= 5; p++) {
+        add_attr(g, kernel, p, "noalias");
+        add_attr(g, kernel, p, "readonly");
+    }
+    add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
+    add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
+
+    /* gt_kernel: load the pointer table, call the body */
+    LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, kernel, "entry"));
+    for (int s = 0; s < nslots; s++) {
+        LLVMValueRef idx = c64(g, s);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(kernel, 0), &idx, 1, "");
+        args[s] = LLVMBuildLoad2(g->b, g->ptr, p, "base");
+    }
+    for (int p = 1; p < 5; p++) args[nslots + p - 1] = LLVMGetParam(kernel, (unsigned)p);
+    LLVMBuildCall2(g->b, LLVMGlobalGetValueType(g->fn), g->fn, args, (unsigned)nslots + 4, "");
+    LLVMBuildRetVoid(g->b);
+    free(args);
+
+    LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry"));
+    emit_prologue(g, LLVMGetParam(g->fn, (unsigned)nslots), LLVMGetParam(g->fn, (unsigned)nslots + 1),
+                  LLVMGetParam(g->fn, (unsigned)nslots + 2), LLVMGetParam(g->fn, (unsigned)nslots + 3));
+    return true;
+}
+
+LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ctx, char *err,
+                          size_t errlen) {
+    CG g = {.st = st, .ctx = ctx, .layout = layout, .err = err, .errlen = errlen};
     g.mod = LLVMModuleCreateWithNameInContext(st->name, ctx);
     g.b = LLVMCreateBuilderInContext(ctx);
     g.i1 = LLVMInt1TypeInContext(ctx);
@@ -529,25 +665,12 @@ LLVMModuleRef codegen_cpu(const Stencil *st, LLVMContextRef ctx, char *err, size
         goto done;
     }
 
-    LLVMTypeRef params[4] = {g.ptr, g.ptr, g.ptr, g.ptr};
-    g.fn = LLVMAddFunction(g.mod, "gt_kernel", LLVMFunctionType(g.vd, params, 4, 0));
-    /* The pointer arrays themselves are only read and never alias anything written. */
-    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    unsigned readonly = LLVMGetEnumAttributeKindForName("readonly", 8);
-    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-    for (unsigned p = 1; p <= 4; p++) {
-        LLVMAddAttributeAtIndex(g.fn, p, LLVMCreateEnumAttribute(ctx, noalias, 0));
-        LLVMAddAttributeAtIndex(g.fn, p, LLVMCreateEnumAttribute(ctx, readonly, 0));
+    if (!emit_functions(&g, nslots)) {
+        LLVMDisposeModule(g.mod);
+        g.mod = NULL;
+        goto done;
     }
-    LLVMAddAttributeAtIndex(g.fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, nounwind, 0));
-
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, g.fn, "entry");
-    LLVMPositionBuilderAtEnd(g.b, entry);
-    emit_prologue(&g, LLVMGetParam(g.fn, 0), LLVMGetParam(g.fn, 1), LLVMGetParam(g.fn, 2),
-                  LLVMGetParam(g.fn, 3));
-    for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++)
-            emit_interval(&g, &st->comps[c], &st->comps[c].intervals[i]);
+    for (int c = 0; c < st->ncomps; c++) emit_computation(&g, &st->comps[c]);
     LLVMBuildRetVoid(g.b);
 done:
     LLVMDisposeBuilder(g.b);

@@ -3,13 +3,18 @@
  *
  * The module defines one function
  *     void gt_kernel(char **ptrs, const int64_t *strides, const int64_t *domain,
- *                    const char *scalars)
+ *                    const char *scalars, const int64_t *tile)
  * ptrs[slot]      the element at the compute-domain origin of each field and temporary
  * strides[slot*GT_STRIDES + a]   element strides: I, J, K, then the data dimensions
  *                 (0 for an axis the field does not have)
  * domain[0..2]    ni, nj, nk
  * scalars         one 8-byte slot per scalar parameter, holding its value in its dtype
- * Statements run over their extended compute domain (the extents of the analysis).
+ * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
+ * Each statement runs over the tile widened by its extent (the extents of the analysis), so
+ * tiles are independent: values a tile reads from temporaries it computes itself. Pointers
+ * of temporaries address tile-private buffers whose element (0, 0, 0) is the tile's origin
+ * (i0, j0, 0). A stencil whose argument fields are written beyond the compute domain
+ * (stencil_tileable() false) must run as one tile covering the whole domain.
  */
 #ifndef GT_CODEGEN_H
 #define GT_CODEGEN_H
@@ -21,9 +26,20 @@
 enum { GT_STRIDES = 3 + GT_MAX_DATA_DIMS };
 
 typedef void (*GtKernelFn)(char **ptrs, const int64_t *strides, const int64_t *domain,
-                           const char *scalars);
+                           const char *scalars, const int64_t *tile);
+
+/*
+ * Layout classes, decided per call from the arrays' strides (call/layout.c). Each gets a
+ * kernel specialised for it: the unit-stride axis innermost with a constant stride of 1.
+ *   LAYOUT_K_UNIT   every field with a K axis has K stride 1 (C order, NumPy's default)
+ *   LAYOUT_I_UNIT   every field with an I axis has I stride 1 (Fortran order)
+ *   LAYOUT_GENERIC  anything else: K innermost, all strides from the call
+ * Temporaries are laid out like the class (K or I fastest).
+ */
+typedef enum { LAYOUT_K_UNIT, LAYOUT_I_UNIT, LAYOUT_GENERIC, LAYOUT_COUNT } CpuLayout;
 
 /* Builds the kernel module in `ctx`; NULL with a message in err on failure. */
-LLVMModuleRef codegen_cpu(const Stencil *st, LLVMContextRef ctx, char *err, size_t errlen);
+LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ctx, char *err,
+                          size_t errlen);
 
 #endif

@@ -58,7 +58,13 @@ static bool init_locked(char *err, size_t errlen) {
     J.target_id = malloc(n);
     if (J.target_id == NULL) return snprintf(err, errlen, "out of memory"), false;
     snprintf(J.target_id, n, "%s/%s/%s", J.triple, J.cpu, J.features);
-    J.tm = make_tm(LLVMCodeGenLevelAggressive, err, errlen);
+    /* The IR arrives optimised and vectorised: the code generator's Default level runs as fast
+     * as Aggressive (benchmarks/), and None is measurably slower (no scheduling, fast
+     * register allocation). GTSCRIPT_CODEGEN_LEVEL (0-3) overrides it, for measurements. */
+    const char *lv = getenv("GTSCRIPT_CODEGEN_LEVEL");
+    int level = lv && *lv ? atoi(lv) : (int)LLVMCodeGenLevelDefault;
+    if (level < 0 || level > 3) level = (int)LLVMCodeGenLevelDefault;
+    J.tm = make_tm((LLVMCodeGenOptLevel)level, err, errlen);
     if (J.tm == NULL) return false;
 
     /* LLJIT gets a target machine builder made from a target machine of its own: the C API

@@ -1,0 +1,31 @@
+/* IR -> optimised LLVM module -> object file: the whole cpu build, without Python. */
+#ifndef GT_CPU_BUILD_H
+#define GT_CPU_BUILD_H
+
+#include <stddef.h>
+
+#include "backend/cpu/codegen.h"
+
+/* The optimisation pipeline. LLVM's default<O3> costs several times the compile time for
+ * no faster stencil code: these loops need CSE, LICM, rotation and the loop vectoriser.
+ * Interleaving (unrolling vector loops) quadruples the code to compile and was not faster
+ * on memory-bound stencils (benchmarks/), so only explicit requests interleave. A textual
+ * `instcombine` verifies that it reached a fixpoint and aborts the process when it did not
+ * (a testing aid of LLVM's), hence <no-verify-fixpoint>, as LLVM's own pipelines use. */
+#define GT_CPU_PASSES                                                                              \
+    "function(early-cse,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(loop-rotate,licm),"  \
+    "loop-vectorize<interleave-forced-only>,instcombine<no-verify-fixpoint>,simplifycfg)"
+
+typedef struct CpuObject {
+    char *obj; /* object file bytes (malloc) */
+    size_t objlen;
+    char *llvm_ir; /* optimised LLVM IR text (malloc), for Stencil.source() */
+} CpuObject;
+
+/* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one
+ * layout class. False with a message in err. */
+bool cpu_build_object(const Stencil *st, CpuLayout layout, const char *passes, CpuObject *out,
+                      char *err, size_t errlen);
+void cpu_object_free(CpuObject *o);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * The cuda backend's part of a compiled stencil: the CUDA C source (what NVRTC compiled
+ * and what source() returns), the cubin for the target arch, and the loaded kernels.
+ * Building needs NVRTC only; the kernels are loaded on the first call, which needs a GPU
+ * (or the host emulation the tests install with _cuda_emulate()).
+ */
+#ifndef GT_MODULE_CUDA_H
+#define GT_MODULE_CUDA_H
+
+#include <pthread.h>
+
+#include "backend/cuda/cudagen.h"
+#include "backend/cuda/device.h"
+#include "module.h"
+
+typedef struct CudaModule {
+    CudaProgram prog;
+    char arch[32];
+    char *cubin;
+    size_t cubinlen;
+    int block[2]; /* threads along the unit-stride axis, along the other */
+    CudaRuntime rt;
+    bool rt_ready;
+    pthread_mutex_t lock; /* guards loading rt */
+} CudaModule;
+
+/* Generates the source and compiles it; false with a Python exception set. */
+bool cuda_build(ModuleObject *m, PyObject *options);
+void cuda_module_free(CudaModule *c);
+
+/* The runtime, loading the cubin on first use; NULL with a Python exception set. */
+const CudaRuntime *cuda_runtime(ModuleObject *m);
+
+/* Module methods: _cuda_ptx(arch) -> PTX text; _cuda_emulate(path, block_size=None) runs
+ * later calls on the host emulation library at path (with that block shape: the kernels
+ * take any); _cuda_info() -> dict of the plan (kernels, storage). */
+PyObject *cuda_method_ptx(ModuleObject *m, PyObject *arch);
+PyObject *cuda_method_emulate(ModuleObject *m, PyObject *args);
+PyObject *cuda_method_info(ModuleObject *m, PyObject *unused);
+
+#endif

@@ -1,0 +1,105 @@
+#include "cache/cache.h"
+
+#include <stdlib.h>
+
+#include "cache/dir.h"
+#include "cache/evict.h"
+
+static CacheEntry *build_and_store(const CacheRequest *rq, bool replace, CacheBuildFn build,
+                                   void *ctx) {
+    char *obj = NULL, *source = NULL;
+    size_t objlen = 0;
+    if (!build(ctx, &obj, &objlen, &source)) return NULL;
+    JitModule jit = {0};
+    char err[1024] = "";
+    CacheEntry *e = NULL;
+    if (!jit_load_object(obj, objlen, &jit, err, sizeof err)) {
+        PyErr_Format(PyExc_RuntimeError, "loading the compiled stencil '%s' failed: %s",
+                     rq->st->name, err);
+    } else if ((e = cache_entry_new(rq->key, jit, source)) == NULL) {
+        jit_unload(&jit);
+    } else {
+        source = NULL; /* owned by the entry */
+        if (!cache_disk_store(rq, obj, objlen, e->source, replace)) {
+            cache_entry_unref(e);
+            e = NULL;
+        }
+    }
+    free(obj);
+    free(source);
+    return e;
+}
+
+CacheEntry *cache_obtain(const CacheRequest *rq, bool rebuild, CacheBuildFn build, void *ctx,
+                         const char **origin) {
+    CacheEntry *e = NULL;
+    bool replace = rebuild;
+    if (!rebuild && (e = cache_memory_get(rq->key)) != NULL) {
+        cache_stats.memory_hits++;
+        *origin = "memory";
+        return e; /* already in the table */
+    }
+    if (!rebuild) {
+        DiskResult r = cache_disk_load(rq, &e, &replace);
+        if (r == DISK_ERROR) return NULL;
+        if (r == DISK_HIT) {
+            cache_stats.disk_hits++;
+            *origin = "disk";
+        }
+    }
+    if (e == NULL) {
+        cache_stats.misses++;
+        *origin = "build";
+        if ((e = build_and_store(rq, replace, build, ctx)) == NULL) return NULL;
+    }
+    if (!cache_memory_put(e)) {
+        cache_entry_unref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* ---- gtscript.cache ----------------------------------------------------------------- */
+
+static PyObject *cache_path(PyObject *self, PyObject *unused) {
+    char *dir = cache_dir_path();
+    PyObject *r = dir ? PyUnicode_DecodeFSDefault(dir) : NULL;
+    free(dir);
+    return r;
+}
+
+static PyObject *cache_info(PyObject *self, PyObject *unused) {
+    char *dir;
+    CacheDirStatus s = cache_dir_prepare(false, &dir);
+    if (s == CACHE_DIR_ERROR) return NULL;
+    long entries = 0;
+    unsigned long long bytes = 0;
+    if (s == CACHE_DIR_OK) cache_totals(dir, &entries, &bytes);
+    const CacheStats *c = &cache_stats;
+    PyObject *r = Py_BuildValue(
+        "{s:N,s:l,s:K,s:K,s:n,s:l,s:l,s:l,s:l,s:l,s:l}", "path", PyUnicode_DecodeFSDefault(dir),
+        "entries", entries, "bytes", bytes, "max_bytes", cache_max_bytes(), "memory_entries",
+        cache_memory_count(), "hits", c->memory_hits + c->disk_hits, "memory_hits", c->memory_hits,
+        "disk_hits", c->disk_hits, "misses", c->misses, "invalid_entries", c->invalid_entries,
+        "stores", c->stores);
+    free(dir);
+    return r;
+}
+
+static PyObject *cache_clear(PyObject *self, PyObject *unused) {
+    cache_memory_clear();
+    char *dir;
+    CacheDirStatus s = cache_dir_prepare(false, &dir);
+    if (s == CACHE_DIR_ERROR) return NULL;
+    long removed = s == CACHE_DIR_OK ? cache_clear_dir(dir) : 0;
+    free(dir);
+    return PyLong_FromLong(removed);
+}
+
+PyMethodDef cache_functions[] = {
+    {"cache_path", cache_path, METH_NOARGS, "The disk cache directory (from the environment)."},
+    {"cache_info", cache_info, METH_NOARGS, "Disk cache size and this process's hits and misses."},
+    {"cache_clear", cache_clear, METH_NOARGS,
+     "Empty the memory table and remove every disk entry; returns how many entries went."},
+    {NULL, NULL, 0, NULL},
+};

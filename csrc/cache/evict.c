@@ -1,0 +1,138 @@
+#include "cache/evict.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/fsutil.h"
+
+/* Temporaries left by a process that died while writing or deleting: removed once they are
+ * this old (a live writer finishes within seconds). */
+enum { STALE_SECONDS = 3600 };
+
+typedef struct EntryInfo {
+    char name[65];        /* a key: 64 hex digits */
+    struct timespec used; /* metadata mtime; 0 when the metadata is missing (evicted first) */
+    unsigned long long bytes;
+} EntryInfo;
+
+bool cache_is_key_name(const char *name) {
+    size_t n = 0;
+    for (; name[n]; n++)
+        if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
+            return false;
+    return n == 64;
+}
+
+static bool is_temp_name(const char *name) {
+    return strncmp(name, ".tmp-", 5) == 0 || strncmp(name, ".del-", 5) == 0;
+}
+
+static void measure(int dirfd, const char *name, EntryInfo *e) {
+    memset(e, 0, sizeof *e);
+    memcpy(e->name, name, 64); /* only called for key names */
+    e->name[64] = '\0';
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    struct dirent *de;
+    struct stat sb;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        e->bytes += (unsigned long long)sb.st_size;
+        if (strcmp(de->d_name, "meta.json") == 0) e->used = sb.st_mtim;
+    }
+    closedir(d);
+}
+
+/* Every entry under dir (malloc'ed array); stale temporaries are removed on the way. */
+static EntryInfo *scan(const char *dir, size_t *n) {
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL) return NULL;
+    size_t cap = 16;
+    EntryInfo *v = malloc(cap * sizeof *v);
+    struct dirent *de;
+    time_t now = time(NULL);
+    struct stat sb;
+    while (v && (de = readdir(d)) != NULL) {
+        if (is_temp_name(de->d_name)) {
+            if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                now - sb.st_mtime > STALE_SECONDS)
+                cache_discard(dir, de->d_name);
+            continue;
+        }
+        if (!cache_is_key_name(de->d_name)) continue;
+        if (*n == cap) {
+            EntryInfo *w = realloc(v, 2 * cap * sizeof *v);
+            if (w == NULL) break;
+            v = w;
+            cap *= 2;
+        }
+        measure(dirfd(d), de->d_name, &v[(*n)++]);
+    }
+    closedir(d);
+    return v;
+}
+
+void cache_totals(const char *dir, long *entries, unsigned long long *bytes) {
+    size_t n;
+    EntryInfo *v = scan(dir, &n);
+    *entries = (long)n;
+    *bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        *bytes += v[i].bytes;
+    free(v);
+}
+
+static int by_use(const void *a, const void *b) {
+    const struct timespec *x = &((const EntryInfo *)a)->used, *y = &((const EntryInfo *)b)->used;
+    if (x->tv_sec != y->tv_sec) return x->tv_sec < y->tv_sec ? -1 : 1;
+    return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+void cache_evict(const char *dir, unsigned long long max_bytes) {
+    size_t n;
+    EntryInfo *v = scan(dir, &n);
+    unsigned long long total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += v[i].bytes;
+    if (total > max_bytes) qsort(v, n, sizeof *v, by_use);
+    for (size_t i = 0; i < n && total > max_bytes; i++)
+        if (cache_discard(dir, v[i].name)) total -= v[i].bytes;
+    free(v);
+}
+
+long cache_clear_dir(const char *dir) {
+    size_t n;
+    EntryInfo *v = scan(dir, &n);
+    long removed = 0;
+    for (size_t i = 0; i < n; i++)
+        removed += cache_discard(dir, v[i].name);
+    free(v);
+    return removed;
+}
+
+bool cache_discard(const char *dir, const char *name) {
+    char from[4096], to[4096];
+    if (snprintf(from, sizeof from, "%s/%s", dir, name) >= (int)sizeof from ||
+        snprintf(to, sizeof to, "%s/.del-XXXXXX", dir) >= (int)sizeof to)
+        return false;
+    if (strncmp(name, ".del-", 5) == 0) return fs_remove_flat_dir(from);
+    /* rename() replaces the empty directory mkdtemp made, atomically. */
+    if (mkdtemp(to) == NULL) return false;
+    if (rename(from, to) < 0) {
+        rmdir(to);
+        return false;
+    }
+    return fs_remove_flat_dir(to);
+}

@@ -1,0 +1,94 @@
+#include "cache/fsutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *read_fd(int fd, size_t len) {
+    char *buf = malloc(len + 1);
+    if (buf == NULL) return NULL;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EINVAL; /* shorter than its size said: changed under us */
+            free(buf);
+            return NULL;
+        }
+        got += (size_t)r;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Reads a regular file through fd; expect == (size_t)-1 accepts any size. */
+static char *read_checked(int fd, size_t expect, size_t *len) {
+    struct stat sb;
+    char *buf = NULL;
+    if (fstat(fd, &sb) < 0) goto done;
+    if (!S_ISREG(sb.st_mode) || (expect != (size_t)-1 && (size_t)sb.st_size != expect)) {
+        errno = EINVAL;
+        goto done;
+    }
+    buf = read_fd(fd, (size_t)sb.st_size);
+    if (buf && len) *len = (size_t)sb.st_size;
+done:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return buf;
+}
+
+char *fs_read_path(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? NULL : read_checked(fd, (size_t)-1, len);
+}
+
+char *fs_read_at(int dirfd, const char *name, size_t expect) {
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    return fd < 0 ? NULL : read_checked(fd, expect, NULL);
+}
+
+bool fs_write_at(int dirfd, const char *name, const void *data, size_t n) {
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return false;
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int saved = errno;
+            close(fd);
+            errno = saved;
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return close(fd) == 0;
+}
+
+bool fs_remove_flat_dir(const char *path) {
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dfd < 0) return errno == ENOENT;
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        close(dfd);
+        return false;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' &&
+            (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+            continue;
+        unlinkat(dfd, de->d_name, 0);
+    }
+    closedir(d);
+    return rmdir(path) == 0 || errno == ENOENT;
+}

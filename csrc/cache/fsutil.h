@@ -1,0 +1,20 @@
+/* Small POSIX file helpers for the disk cache: whole-file reads and writes that never
+ * follow symbolic links, and removal of a (flat) entry directory. errno tells why. */
+#ifndef GT_CACHE_FSUTIL_H
+#define GT_CACHE_FSUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The whole file into a malloc'ed buffer (NUL-terminated, *len excludes the NUL). */
+char *fs_read_path(const char *path, size_t *len);
+/* The file `name` in directory `dirfd`, which must hold exactly `expect` bytes (a regular
+ * file, not a link); NULL with errno = EINVAL when the size differs. */
+char *fs_read_at(int dirfd, const char *name, size_t expect);
+/* Creates `name` in `dirfd` (mode 0600, must not exist) holding data[0..n). */
+bool fs_write_at(int dirfd, const char *name, const void *data, size_t n);
+/* Removes a directory and the files directly inside it. */
+bool fs_remove_flat_dir(const char *path);
+
+#endif

@@ -1,0 +1,469 @@
+/*
+ * Calling a cuda stencil. Binding and validation are the cpu call path's (bind_all); then:
+ * - arrays exposing __cuda_array_interface__ (CuPy, PyTorch, Numba) are used in place,
+ *   with their strides: they are bound as NumPy headers over the device memory, which
+ *   bind_all validates like any array but nothing here dereferences on the host;
+ * - NumPy arrays are copied to the device (overlapping arrays share one copy, so aliasing
+ *   behaves as on the cpu) and the written ones copied back;
+ * - the kernels are launched in order with the GIL released. The thread mapping follows
+ *   the first written field's strides: threadIdx.x runs along its unit-stride axis.
+ */
+#include "call/call.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "backend/cuda/module_cuda.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int naxes(const Symbol *s) { return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K); }
+
+static int dim_of(const Symbol *s, int a) {
+    if (!(s->axes & (1 << a))) return -1;
+    int d = 0;
+    for (int b = 0; b < a; b++) d += !!(s->axes & (1 << b));
+    return d;
+}
+
+/* ---- device arrays ------------------------------------------------------------------ */
+
+/* A NumPy header over the memory an object's __cuda_array_interface__ describes (a new
+ * reference), the object itself (new reference) when it has none, NULL on error. */
+static PyObject *device_view(PyObject *o, bool *is_device) {
+    *is_device = false;
+    if (PyArray_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) return Py_NewRef(o);
+    PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
+    if (cai == NULL) {
+        PyErr_Clear();
+        return Py_NewRef(o);
+    }
+    PyObject *r = NULL, *shape = NULL, *strides = NULL, *data = NULL, *typestr = NULL, *mask = NULL;
+    PyArray_Descr *descr = NULL;
+    if (!PyDict_Check(cai)) goto bad;
+    shape = PyDict_GetItemString(cai, "shape");
+    strides = PyDict_GetItemString(cai, "strides");
+    data = PyDict_GetItemString(cai, "data");
+    typestr = PyDict_GetItemString(cai, "typestr");
+    mask = PyDict_GetItemString(cai, "mask");
+    if (!shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 ||
+        !typestr || (mask && mask != Py_None) || PyTuple_GET_SIZE(shape) > NPY_MAXDIMS)
+        goto bad;
+    int nd = (int)PyTuple_GET_SIZE(shape);
+    npy_intp dims[NPY_MAXDIMS], st[NPY_MAXDIMS];
+    bool have_strides = strides && strides != Py_None;
+    if (have_strides && (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd)) goto bad;
+    for (int d = 0; d < nd; d++) {
+        dims[d] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+        if (have_strides) st[d] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, d));
+    }
+    void *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+    int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    if (PyErr_Occurred() || readonly < 0 || !PyArray_DescrConverter(typestr, &descr)) goto bad;
+    r = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, have_strides ? st : NULL, ptr,
+                             readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    descr = NULL; /* stolen */
+    if (r) *is_device = true;
+    Py_DECREF(cai);
+    return r;
+bad:
+    Py_XDECREF(descr);
+    Py_DECREF(cai);
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "a %s argument has an invalid __cuda_array_interface__", Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
+typedef struct Views {
+    PyObject *args, *kwargs; /* with device arrays replaced by their NumPy headers */
+    PyObject *dev[256];      /* the headers (borrowed from args/kwargs) */
+    int ndev;
+} Views;
+
+static bool add_view(Views *v, PyObject *o, PyObject **out) {
+    bool dev;
+    *out = device_view(o, &dev);
+    if (*out && dev && v->ndev < 256) v->dev[v->ndev++] = *out;
+    return *out != NULL;
+}
+
+static bool make_views(Views *v, PyObject *args, PyObject *kwargs) {
+    memset(v, 0, sizeof *v);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if ((v->args = PyTuple_New(n)) == NULL) return false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o;
+        if (!add_view(v, PyTuple_GET_ITEM(args, i), &o)) return false;
+        PyTuple_SET_ITEM(v->args, i, o);
+    }
+    if (kwargs == NULL) return true;
+    if ((v->kwargs = PyDict_New()) == NULL) return false;
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &val)) {
+        PyObject *o;
+        if (!add_view(v, val, &o)) return false;
+        int r = PyDict_SetItem(v->kwargs, key, o);
+        Py_DECREF(o);
+        if (r < 0) return false;
+    }
+    return true;
+}
+
+static bool is_device(const Views *v, PyObject *o) {
+    for (int i = 0; i < v->ndev; i++)
+        if (v->dev[i] == o) return true;
+    return false;
+}
+
+/* ---- host arrays: one device copy per group of overlapping arrays --------------------- */
+
+typedef struct Region {
+    char *lo, *hi;
+    DevPtr dev;
+    bool written;
+} Region;
+
+static void byte_span(PyArrayObject *a, char **lo, char **hi) {
+    char *p = PyArray_BYTES(a), *l = p, *h = p + PyArray_ITEMSIZE(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        if (PyArray_DIM(a, d) == 0) {
+            *lo = *hi = p;
+            return;
+        }
+        npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (ext < 0) l += ext;
+        else h += ext;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* Adds [lo, hi) to the regions, merging every region it overlaps. */
+static int add_region(Region *r, int n, char *lo, char *hi, bool written) {
+    for (int i = 0; i < n; i++) {
+        if (lo < r[i].hi && r[i].lo < hi) {
+            if (r[i].lo < lo) lo = r[i].lo;
+            if (r[i].hi > hi) hi = r[i].hi;
+            written = written || r[i].written;
+            r[i] = r[--n];
+            i = -1; /* the grown span may overlap regions seen before */
+        }
+    }
+    r[n] = (Region){lo, hi, 0, written};
+    return n + 1;
+}
+
+static int region_of(const Region *r, int n, const char *p) {
+    for (int i = 0; i < n; i++)
+        if (r[i].lo <= p && p < r[i].hi) return i;
+    return 0;
+}
+
+/* ---- the call ----------------------------------------------------------------------- */
+
+typedef struct Launch {
+    const CudaRuntime *rt;
+    const CudaModule *c;
+    const Stencil *st;
+    Region *regions;
+    int nregions;
+    DevPtr args[4];
+    unsigned grid[2], block[2];
+    int bi, bj;
+    int64_t nk;
+    char err[1024];
+} Launch;
+
+/* Blocks along K for a PARALLEL kernel: enough blocks to fill a large GPU. */
+static unsigned k_blocks(const Launch *L) {
+    int64_t blocks = (int64_t)L->grid[0] * L->grid[1];
+    int64_t z = (1024 + blocks - 1) / blocks;
+    if (z > L->nk) z = L->nk;
+    return z < 1 ? 1 : (unsigned)z;
+}
+
+static bool launch_one(Launch *L, int k, int64_t klo, int64_t khi) {
+    const CudaKernel *K = &L->c->prog.kernels[k];
+    unsigned grid[3] = {L->grid[0], L->grid[1], K->kchunks ? k_blocks(L) : 1};
+    unsigned block[3] = {L->block[0], L->block[1], 1};
+    size_t smem = cuda_smem_bytes(L->st, &L->c->prog, k, L->bi, L->bj);
+    return rt_launch(L->rt, k, grid, block, smem, L->args, klo, khi, L->err, sizeof L->err);
+}
+
+/* Every kernel in order; a FORWARD/BACKWARD computation split into several kernels runs
+ * level by level, all its kernels per level. */
+static bool run_kernels(Launch *L) {
+    const CudaProgram *p = &L->c->prog;
+    for (int q = 0; q < p->nkernels;) {
+        if (!p->kernels[q].per_level) {
+            if (!launch_one(L, q, 0, L->nk)) return false;
+            q++;
+            continue;
+        }
+        int r = q;
+        while (r < p->nkernels && p->kernels[r].comp == p->kernels[q].comp) r++;
+        bool backward = L->st->comps[p->kernels[q].comp].policy == POLICY_BACKWARD;
+        for (int64_t n = 0; n < L->nk; n++) {
+            int64_t lev = backward ? L->nk - 1 - n : n;
+            for (int t = q; t < r; t++)
+                if (!launch_one(L, t, lev, lev + 1)) return false;
+        }
+        q = r;
+    }
+    return rt_sync(L->rt, L->err, sizeof L->err);
+}
+
+static bool copy_in(Launch *L) {
+    for (int i = 0; i < L->nregions; i++) {
+        Region *r = &L->regions[i];
+        if (!rt_alloc(L->rt, (size_t)(r->hi - r->lo), &r->dev, L->err, sizeof L->err) ||
+            !rt_h2d(L->rt, r->dev, r->lo, (size_t)(r->hi - r->lo), L->err, sizeof L->err))
+            return false;
+    }
+    return true;
+}
+
+static bool copy_out(Launch *L) {
+    for (int i = 0; i < L->nregions; i++) {
+        Region *r = &L->regions[i];
+        if (r->written && !rt_d2h(L->rt, r->lo, r->dev, (size_t)(r->hi - r->lo), L->err, sizeof L->err)) return false;
+    }
+    return true;
+}
+
+/* The first written field with both I and J axes decides which axis threadIdx.x follows. */
+static bool j_fastest(const Stencil *st, const Bound *b) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < st->nparams; i++) {
+            const Symbol *s = st->params[i];
+            if (s->kind != SYM_FIELD || (pass == 0 && !s->written) || (s->axes & 3) != 3) continue;
+            PyArrayObject *a = (PyArrayObject *)b->value[i];
+            npy_intp si = PyArray_STRIDE(a, dim_of(s, 0)), sj = PyArray_STRIDE(a, dim_of(s, 1));
+            return llabs((long long)sj) < llabs((long long)si);
+        }
+    return false;
+}
+
+static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2) {
+    PyObject *v = Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:s,s:d,s:s,s:s}", "call_start_time", t0, "run_start_time", t1,
+                                "run_end_time", t2, "call_end_time", now(), "run_time", t2 - t1, "module_source",
+                                m->origin_of_code ? m->origin_of_code : "build", "build_time", m->build_seconds,
+                                "backend", "cuda", "device", m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
+    int r = v ? PyDict_Update(info, v) : -1;
+    Py_XDECREF(v);
+    return r == 0;
+}
+
+typedef struct Buffers {
+    char *host; /* ptrs, strides, domain, scalars packed */
+    size_t hostlen;
+    DevPtr *slab; /* per temporary */
+    DevPtr args;
+} Buffers;
+
+/* Slabs of the global temporaries: per block, the tile and its halo at every K level,
+ * the fast thread axis fastest. */
+static bool alloc_slabs(Launch *L, Buffers *B, char **ptrs, int64_t *strides, bool swap, int64_t nblocks) {
+    const Stencil *st = L->st;
+    for (int t = 0; t < st->ntemps; t++) {
+        if (L->c->prog.storage[t] != TS_SLAB) continue;
+        const Symbol *s = st->temps[t];
+        int lo[3], hi[3];
+        cuda_temp_halo(s, lo, hi);
+        int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = L->nk + hi[2] - lo[2];
+        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
+        sv[0] = swap ? nj : 1;
+        sv[1] = swap ? 1 : ni;
+        sv[2] = ni * nj;
+        sv[3] = ni * nj * nk; /* one block's slab */
+        int item = dtype_size(s->dtype);
+        if (!rt_alloc(L->rt, (size_t)(sv[3] * nblocks) * (size_t)item, &B->slab[t], L->err, sizeof L->err))
+            return false;
+        ptrs[s->slot] = (char *)(uintptr_t)B->slab[t] + (-lo[0] * sv[0] - lo[1] * sv[1] - lo[2] * sv[2]) * item;
+    }
+    return true;
+}
+
+static bool bind_fields(Launch *L, const Views *v, const Bound *b, char **ptrs, int64_t *strides) {
+    const Stencil *st = L->st;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        int item = dtype_size(s->dtype);
+        char *p = PyArray_BYTES(arr);
+        if (!is_device(v, b->value[i])) {
+            const Region *r = &L->regions[region_of(L->regions, L->nregions, p)];
+            p = (char *)(uintptr_t)r->dev + (p - r->lo);
+        }
+        int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
+        for (int a = 0; a < 3; a++) {
+            int d = dim_of(s, a);
+            if (d < 0) continue;
+            sv[a] = PyArray_STRIDE(arr, d) / item;
+            p += b->origin[i][a] * PyArray_STRIDE(arr, d);
+        }
+        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, naxes(s) + d) / item;
+        ptrs[s->slot] = p;
+    }
+    return true;
+}
+
+static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
+    const Stencil *st = L->st;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD || is_device(v, b->value[i])) continue;
+        char *lo, *hi;
+        byte_span((PyArrayObject *)b->value[i], &lo, &hi);
+        if (hi == lo) hi = lo + 1;
+        bool written = s->written && PyArray_ISWRITEABLE((PyArrayObject *)b->value[i]);
+        L->nregions = add_region(L->regions, L->nregions, lo, hi, written);
+    }
+    return true;
+}
+
+static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
+    const Stencil *st = m->st;
+    Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2]};
+    int nslots = stencil_nslots(st);
+    size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES, nsc = (size_t)st->nscalars + 1;
+    Buffers B = {0};
+    B.hostlen = 8 * (nptr + nstr + 4 + nsc);
+    B.host = calloc(1, B.hostlen);
+    B.slab = calloc((size_t)st->ntemps + 1, sizeof *B.slab);
+    L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
+    PyObject *result = NULL;
+    bool ok = false;
+    if (!B.host || !B.slab || !L.regions) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    char **ptrs = (char **)B.host;
+    int64_t *strides = (int64_t *)(B.host + 8 * nptr), *domain = strides + nstr;
+    char *scalars = (char *)(domain + 4);
+    for (int i = 0; i < st->nparams; i++)
+        if (st->params[i]->kind == SYM_SCALAR && !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
+            goto done;
+    if (b->domain[0] == 0 || b->domain[1] == 0 || b->domain[2] == 0) {
+        double t = now();
+        if (b->exec_info && !fill_exec_info(m, b->exec_info, t0, t, t)) goto done;
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((L.rt = cuda_runtime(m)) == NULL) goto done;
+    bool swap = j_fastest(st, b);
+    L.block[0] = (unsigned)m->cuda->block[0];
+    L.block[1] = (unsigned)m->cuda->block[1];
+    L.bi = swap ? m->cuda->block[1] : m->cuda->block[0];
+    L.bj = swap ? m->cuda->block[0] : m->cuda->block[1];
+    int64_t nbi = (b->domain[0] + L.bi - 1) / L.bi, nbj = (b->domain[1] + L.bj - 1) / L.bj;
+    if ((swap ? nbj : nbi) > 0x7fffffff || (swap ? nbi : nbj) > 65535) { /* gridDim.x, gridDim.y limits */
+        PyErr_Format(PyExc_ValueError, "the domain (%lld, %lld) needs too many thread blocks",
+                     (long long)b->domain[0], (long long)b->domain[1]);
+        goto done;
+    }
+    L.grid[0] = (unsigned)(swap ? nbj : nbi);
+    L.grid[1] = (unsigned)(swap ? nbi : nbj);
+    memcpy(domain, b->domain, 3 * sizeof *domain);
+    domain[3] = swap;
+    plan_regions(&L, v, b);
+    double t1 = now(), t2 = t1;
+    Py_BEGIN_ALLOW_THREADS;
+    ok = copy_in(&L) && bind_fields(&L, v, b, ptrs, strides) &&
+         alloc_slabs(&L, &B, ptrs, strides, swap, nbi * nbj) &&
+         rt_alloc(L.rt, B.hostlen, &B.args, L.err, sizeof L.err);
+    if (ok) {
+        L.args[0] = B.args;
+        L.args[1] = B.args + 8 * nptr;
+        L.args[2] = L.args[1] + 8 * nstr;
+        L.args[3] = L.args[2] + 8 * 4;
+        ok = rt_h2d(L.rt, B.args, B.host, B.hostlen, L.err, sizeof L.err);
+    }
+    /* arrays of other libraries may still be written by work queued on their streams */
+    if (ok && v->ndev) ok = rt_sync(L.rt, L.err, sizeof L.err);
+    t1 = now();
+    ok = ok && run_kernels(&L);
+    t2 = now();
+    ok = ok && copy_out(&L);
+    Py_END_ALLOW_THREADS;
+    if (!ok) {
+        PyErr_Format(PyExc_RuntimeError, "running stencil '%s' on the cuda backend failed: %s", st->name, L.err);
+        goto done;
+    }
+    if (b->exec_info && !fill_exec_info(m, b->exec_info, t0, t1, t2)) goto done;
+    result = Py_NewRef(Py_None);
+done:
+    if (L.rt) {
+        for (int i = 0; i < L.nregions; i++) rt_free(L.rt, L.regions[i].dev);
+        for (int t = 0; B.slab && t < st->ntemps; t++) rt_free(L.rt, B.slab[t]);
+        rt_free(L.rt, B.args);
+    }
+    free(L.regions);
+    free(B.slab);
+    free(B.host);
+    return result;
+}
+
+static void note_kexpr(void *ctx, Expr *e) {
+    if (e->field.kexpr) *(bool *)ctx = true;
+}
+
+static bool stmts_have_kexpr(const StmtList *l) {
+    bool any = false;
+    for (int i = 0; i < l->n && !any; i++) {
+        Stmt *s = l->items[i];
+        expr_visit_fields(s->guard, note_kexpr, &any);
+        if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, note_kexpr, &any);
+        if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, note_kexpr, &any);
+            any = any || stmts_have_kexpr(&s->while_.body);
+        }
+    }
+    return any;
+}
+
+/* Variable K offsets are bounds-checked by evaluating them on the host (bind_all), which
+ * cannot read GPU memory: such calls need NumPy arrays, or validate_args=False. */
+static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs) {
+    if (v->ndev == 0 || (m->cuda->rt_ready && m->cuda->rt.emulated)) return true;
+    PyObject *val = kwargs ? PyDict_GetItemString(kwargs, "validate_args") : NULL;
+    if (val && PyObject_Not(val) == 1) return true;
+    for (int c = 0; c < m->st->ncomps; c++)
+        for (int i = 0; i < m->st->comps[c].nintervals; i++)
+            if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body)) {
+                PyErr_Format(PyExc_ValueError,
+                             "stencil '%s' reads fields at variable K offsets, which are checked against "
+                             "the arrays on the host: pass NumPy arrays, or GPU arrays with validate_args=False",
+                             m->st->name);
+                return false;
+            }
+    return true;
+}
+
+PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
+    double t0 = now();
+    if (m->st->nparams > 256) {
+        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+        return NULL;
+    }
+    Views v;
+    PyObject *result = NULL;
+    Bound b;
+    if (make_views(&v, args, kwargs) && check_device_kexpr(m, &v, kwargs) && bind_all(m, v.args, v.kwargs, &b))
+        result = run(m, &v, &b, t0);
+    Py_XDECREF(v.args);
+    Py_XDECREF(v.kwargs);
+    return result;
+}

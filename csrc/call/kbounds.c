@@ -1,0 +1,604 @@
+/*
+ * Call-time validation of variable K offsets. The build rejects offsets that depend on
+ * temporaries or on fields the stencil writes (types.c), so an offset is a function of the
+ * arguments only and can be evaluated here, before the kernel runs, with exactly the
+ * arithmetic the generated code uses (the IR is fully typed: every cast is explicit).
+ * The check is conservative in the way the parallel model's rule 6 reads: a read must stay
+ * inside its array at every point where its statement runs, whatever the guards say.
+ */
+#include "call/kbounds.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+
+typedef union Val {
+    int64_t i; /* bools (0/1) and ints */
+    double f;  /* floats; float32 values are kept rounded to float32 */
+} Val;
+
+typedef struct KCtx {
+    const Stencil *st;
+    PyObject *const *values;
+    const int64_t (*origin)[3];
+    const int64_t *domain;
+    Val *scalars; /* per scalar slot */
+    const Stmt *stmt; /* the statement whose reads are being checked */
+    int64_t ks, ke;   /* its K range */
+    bool failed;      /* a Python exception is set */
+} KCtx;
+
+/* ---- arrays ------------------------------------------------------------------------- */
+
+static int naxes(const Symbol *s) { return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K); }
+
+static int dim_of(const Symbol *s, int a) {
+    if (!(s->axes & (1 << a))) return -1;
+    int d = 0;
+    for (int b = 0; b < a; b++)
+        if (s->axes & (1 << b)) d++;
+    return d;
+}
+
+static Val load(DType t, const char *p) {
+    Val v = {0};
+    switch (t) {
+    case DT_BOOL: v.i = *(const unsigned char *)p != 0; break;
+    case DT_INT32: {
+        int32_t x;
+        memcpy(&x, p, sizeof x);
+        v.i = x;
+        break;
+    }
+    case DT_INT64: memcpy(&v.i, p, sizeof v.i); break;
+    case DT_FLOAT32: {
+        float x;
+        memcpy(&x, p, sizeof x);
+        v.f = x;
+        break;
+    }
+    default: memcpy(&v.f, p, sizeof v.f); break;
+    }
+    return v;
+}
+
+/* ---- arithmetic, as the generated code does it -------------------------------------- */
+
+static int64_t wrap(DType t, int64_t v) {
+    if (t == DT_INT32) return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
+    if (t == DT_BOOL) return v != 0;
+    return v;
+}
+
+static double round_to(DType t, double v) { return t == DT_FLOAT32 ? (double)(float)v : v; }
+
+/* Python's floor division and modulo; x // 0 == x % 0 == 0 as in NumPy. */
+static int64_t int_divmod(int64_t a, int64_t d, bool want_mod) {
+    if (d == 0) return 0;
+    if (d == -1) return want_mod ? 0 : (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / d, r = a % d;
+    if (r != 0 && (r ^ d) < 0) {
+        q -= 1;
+        r += d;
+    }
+    return want_mod ? r : q;
+}
+
+/* NumPy's npy_divmod. */
+static double float_divmod(double a, double b, bool want_mod) {
+    double mod = fmod(a, b);
+    if (b == 0.0) return want_mod ? mod : a / b;
+    double div = (a - mod) / b;
+    if (mod != 0.0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= 1.0;
+        }
+    } else {
+        mod = copysign(0.0, b);
+    }
+    if (want_mod) return mod;
+    if (div != 0.0) {
+        double fl = floor(div);
+        return div - fl > 0.5 ? fl + 1.0 : fl;
+    }
+    return copysign(0.0, a / b);
+}
+
+/* x ** e for integers by squaring; a negative exponent gives 0 (as the compiled code). */
+static int64_t int_pow(int64_t x, int64_t e) {
+    if (e < 0) return 0;
+    uint64_t acc = 1, b = (uint64_t)x;
+    for (; e > 0; e >>= 1) {
+        if (e & 1) acc *= b;
+        b *= b;
+    }
+    return (int64_t)acc;
+}
+
+/* float -> int as the generated code converts (codegen.c, emit_cast): x86 gives INT_MIN for
+ * NaN and out-of-range values, as NumPy's astype there; elsewhere it saturates, NaN -> 0. */
+static int64_t float_to_int(double f, DType t) {
+#if defined(__x86_64__) || defined(__i386__)
+    double lim = t == DT_INT32 ? 2147483648.0 : 9223372036854775808.0;
+    if (!(f >= -lim && f < lim)) return t == DT_INT32 ? INT32_MIN : INT64_MIN;
+#endif
+    if (isnan(f)) return 0;
+    if (t == DT_INT32) {
+        if (f <= -2147483648.0) return INT32_MIN;
+        if (f >= 2147483647.0) return INT32_MAX;
+        return (int64_t)f;
+    }
+    if (f <= -9223372036854775808.0) return INT64_MIN;
+    if (f >= 9223372036854775808.0) return INT64_MAX;
+    return (int64_t)f;
+}
+
+static Val cast(Val v, DType from, DType to) {
+    Val r = {0};
+    if (to == DT_BOOL) r.i = dtype_is_float(from) ? !(v.f == 0.0) : v.i != 0;
+    else if (dtype_is_float(to) && dtype_is_float(from)) r.f = round_to(to, v.f);
+    else if (dtype_is_float(to)) r.f = to == DT_FLOAT32 ? (double)(float)v.i : (double)v.i;
+    else if (dtype_is_float(from)) r.i = float_to_int(v.f, to);
+    else r.i = wrap(to, v.i);
+    return r;
+}
+
+/* min/max with NaN propagation and -0.0 < +0.0 (llvm.minimum / llvm.maximum). */
+static double fminmax(double a, double b, bool want_max) {
+    if (isnan(a) || isnan(b)) return a + b;
+    if (a == b) return (signbit(a) != 0) == want_max ? b : a;
+    return (a < b) != want_max ? a : b;
+}
+
+#define LIBM(fn, t, x) ((t) == DT_FLOAT32 ? (double)fn##f((float)(x)) : fn(x))
+
+static double float_call(Builtin fn, DType t, double x, double y) {
+    switch (fn) {
+    case FN_ABS: return fabs(x);
+    case FN_MIN: return fminmax(x, y, false);
+    case FN_MAX: return fminmax(x, y, true);
+    case FN_SQRT: return LIBM(sqrt, t, x);
+    case FN_EXP: return LIBM(exp, t, x);
+    case FN_LOG: return LIBM(log, t, x);
+    case FN_LOG10: return LIBM(log10, t, x);
+    case FN_POW: return t == DT_FLOAT32 ? (double)powf((float)x, (float)y) : pow(x, y);
+    case FN_FLOOR: return floor(x);
+    case FN_CEIL: return ceil(x);
+    case FN_TRUNC: return trunc(x);
+    case FN_SIN: return LIBM(sin, t, x);
+    case FN_COS: return LIBM(cos, t, x);
+    case FN_TAN: return LIBM(tan, t, x);
+    case FN_ARCSIN: return LIBM(asin, t, x);
+    case FN_ARCCOS: return LIBM(acos, t, x);
+    case FN_ARCTAN: return LIBM(atan, t, x);
+    case FN_ARCTAN2: return t == DT_FLOAT32 ? (double)atan2f((float)x, (float)y) : atan2(x, y);
+    case FN_SINH: return LIBM(sinh, t, x);
+    case FN_COSH: return LIBM(cosh, t, x);
+    case FN_TANH: return LIBM(tanh, t, x);
+    default: return NAN;
+    }
+}
+
+static int64_t int_call(Builtin fn, DType t, int64_t x, int64_t y) {
+    switch (fn) {
+    case FN_ABS: return x < 0 ? wrap(t, (int64_t)(0 - (uint64_t)x)) : x;
+    case FN_MIN: return x < y ? x : y;
+    case FN_MAX: return x > y ? x : y;
+    case FN_POW: return wrap(t, int_pow(x, y));
+    default: return x; /* floor, ceil, trunc of an integer */
+    }
+}
+
+static Val binary(Op op, DType t, Val a, Val b) {
+    Val r = {0};
+    if (dtype_is_float(t)) {
+        switch (op) {
+        case OP_ADD: r.f = a.f + b.f; break;
+        case OP_SUB: r.f = a.f - b.f; break;
+        case OP_MUL: r.f = a.f * b.f; break;
+        case OP_DIV: r.f = a.f / b.f; break;
+        case OP_FLOORDIV: r.f = float_divmod(a.f, b.f, false); break;
+        case OP_MOD: r.f = float_divmod(a.f, b.f, true); break;
+        default: r.f = float_call(FN_POW, t, a.f, b.f); break;
+        }
+        r.f = round_to(t, r.f);
+        return r;
+    }
+    uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+    switch (op) {
+    case OP_ADD: r.i = (int64_t)(x + y); break;
+    case OP_SUB: r.i = (int64_t)(x - y); break;
+    case OP_MUL: r.i = (int64_t)(x * y); break;
+    case OP_FLOORDIV: r.i = int_divmod(a.i, b.i, false); break;
+    case OP_MOD: r.i = int_divmod(a.i, b.i, true); break;
+    default: r.i = int_pow(a.i, b.i); break;
+    }
+    r.i = wrap(t, r.i);
+    return r;
+}
+
+static bool compare(Op op, DType t, Val a, Val b) {
+    if (dtype_is_float(t)) {
+        switch (op) {
+        case OP_LT: return a.f < b.f;
+        case OP_LE: return a.f <= b.f;
+        case OP_GT: return a.f > b.f;
+        case OP_GE: return a.f >= b.f;
+        case OP_EQ: return a.f == b.f;
+        default: return a.f != b.f;
+        }
+    }
+    switch (op) {
+    case OP_LT: return a.i < b.i;
+    case OP_LE: return a.i <= b.i;
+    case OP_GT: return a.i > b.i;
+    case OP_GE: return a.i >= b.i;
+    case OP_EQ: return a.i == b.i;
+    default: return a.i != b.i;
+    }
+}
+
+/* ---- evaluation, a column at a time -------------------------------------------------
+ * An offset is evaluated on the n levels k0 .. k0 + n - 1 of one (i, j) column at once, so
+ * that interpreting the expression costs per node and column rather than per point.
+ * `scratch` has room for 2 * n values per level of the expression below the node. */
+
+typedef struct Col {
+    int64_t i, j, k0, n;
+} Col;
+
+static bool outside(KCtx *c, const Symbol *s, int axis, int64_t x, Py_ssize_t size) {
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s': computing the variable K offset on line %d reads it at %c index "
+                 "%lld, outside the array (size %zd)",
+                 s->name, c->stmt->line, "IJK"[axis], (long long)x, size);
+    return false;
+}
+
+/* Field `e` read on the column, K shifted per level by kv (or not, kv == NULL). */
+static bool read_column(KCtx *c, const Expr *e, Col p, const Val *kv, Val *out) {
+    const Symbol *s = e->field.sym;
+    PyArrayObject *a = (PyArrayObject *)c->values[s->index];
+    const char *base = PyArray_BYTES(a);
+    const int64_t *origin = c->origin[s->index];
+    int64_t at[2] = {p.i + e->field.off[0], p.j + e->field.off[1]};
+    for (int ax = 0; ax < 2; ax++) {
+        int d = dim_of(s, ax);
+        if (d < 0) continue;
+        int64_t x = origin[ax] + at[ax];
+        if (x < 0 || x >= PyArray_DIM(a, d)) return outside(c, s, ax, x, PyArray_DIM(a, d));
+        base += x * PyArray_STRIDE(a, d);
+    }
+    for (int d = 0; d < e->field.ndi; d++)
+        base += e->field.data_index[d] * PyArray_STRIDE(a, naxes(s) + d);
+    int dk = dim_of(s, 2);
+    if (dk < 0) {
+        Val v = load(e->type, base);
+        for (int64_t m = 0; m < p.n; m++) out[m] = v;
+        return true;
+    }
+    npy_intp nk = PyArray_DIM(a, dk), sk = PyArray_STRIDE(a, dk);
+    int64_t k = origin[2] + p.k0 + e->field.off[2];
+    for (int64_t m = 0; m < p.n; m++) {
+        int64_t x = k + m + (kv ? kv[m].i : 0);
+        if (x < 0 || x >= nk) return outside(c, s, 2, x, nk);
+    }
+    /* the common index dtypes without a per-element dispatch */
+#define READ(T, field)                                                                             \
+    for (int64_t m = 0; m < p.n; m++) {                                                            \
+        T v;                                                                                       \
+        memcpy(&v, base + (k + m + (kv ? kv[m].i : 0)) * sk, sizeof v);                            \
+        out[m].field = v;                                                                          \
+    }
+    if (e->type == DT_INT32) READ(int32_t, i)
+    else if (e->type == DT_INT64) READ(int64_t, i)
+    else for (int64_t m = 0; m < p.n; m++) out[m] = load(e->type, base + (k + m + (kv ? kv[m].i : 0)) * sk);
+#undef READ
+    return true;
+}
+
+static bool veval(KCtx *c, const Expr *e, Col p, Val *out, Val *scratch);
+
+static bool veval_call(KCtx *c, const Expr *e, Col p, Val *out, Val *scratch) {
+    Val *second = scratch;
+    if (!veval(c, e->call.args[0], p, out, scratch + p.n)) return false;
+    if (e->call.nargs > 1 && !veval(c, e->call.args[1], p, second, scratch + p.n)) return false;
+    DType at = e->call.args[0]->type;
+    Builtin fn = e->call.fn;
+    for (int64_t m = 0; m < p.n; m++) {
+        Val x = out[m], y = e->call.nargs > 1 ? second[m] : x;
+        if (fn == FN_ISNAN || fn == FN_ISINF || fn == FN_ISFINITE)
+            out[m].i = fn == FN_ISNAN ? isnan(x.f) : fn == FN_ISINF ? isinf(x.f) != 0 : isfinite(x.f);
+        else if (dtype_is_float(at))
+            out[m].f = round_to(e->type, float_call(fn, at, x.f, y.f));
+        else
+            out[m].i = int_call(fn, at, x.i, y.i);
+    }
+    return true;
+}
+
+static bool veval(KCtx *c, const Expr *e, Col p, Val *out, Val *scratch) {
+    int64_t n = p.n;
+    Val *b = scratch, *rest = scratch + n;
+    switch (e->kind) {
+    case E_CONST:
+    case E_SCALAR: {
+        Val v = {0};
+        if (e->kind == E_SCALAR) v = c->scalars[e->scalar->slot];
+        else if (dtype_is_float(e->type)) v.f = e->cnst.f;
+        else v.i = e->cnst.i;
+        for (int64_t m = 0; m < n; m++) out[m] = v;
+        return true;
+    }
+    case E_FIELD:
+        if (e->field.kexpr && !veval(c, e->field.kexpr, p, b, rest)) return false;
+        return read_column(c, e, p, e->field.kexpr ? b : NULL, out);
+    case E_UNARY:
+        if (!veval(c, e->op.a, p, out, scratch)) return false;
+        for (int64_t m = 0; m < n; m++) {
+            if (e->op.op == OP_NOT) out[m].i = !out[m].i;
+            else if (e->op.op == OP_NEG && dtype_is_float(e->type)) out[m].f = -out[m].f;
+            else if (e->op.op == OP_NEG) out[m].i = wrap(e->type, (int64_t)(0 - (uint64_t)out[m].i));
+        }
+        return true;
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        if (!veval(c, e->op.a, p, out, scratch) || !veval(c, e->op.b, p, b, rest)) return false;
+        for (int64_t m = 0; m < n; m++) {
+            if (e->kind == E_BINARY) out[m] = binary(e->op.op, e->type, out[m], b[m]);
+            else if (e->kind == E_CMP) out[m].i = compare(e->op.op, e->op.a->type, out[m], b[m]);
+            else out[m].i = e->op.op == OP_AND ? (out[m].i && b[m].i) : (out[m].i || b[m].i);
+        }
+        return true;
+    case E_TERNARY:
+        /* both sides are evaluated, as the generated select does: both must be readable */
+        if (!veval(c, e->ternary.cond, p, b, rest) || !veval(c, e->ternary.a, p, out, rest) ||
+            !veval(c, e->ternary.b, p, rest, rest + n))
+            return false;
+        for (int64_t m = 0; m < n; m++)
+            if (!b[m].i) out[m] = rest[m];
+        return true;
+    case E_CALL: return veval_call(c, e, p, out, scratch);
+    case E_CAST:
+        if (!veval(c, e->cast, p, out, scratch)) return false;
+        if (dtype_is_int(e->type) && dtype_is_int(e->cast->type) && e->type == DT_INT64) return true;
+        for (int64_t m = 0; m < n; m++) out[m] = cast(out[m], e->cast->type, e->type);
+        return true;
+    }
+    return true;
+}
+
+static int depth(const Expr *e) {
+    if (e == NULL) return 0;
+    int d = 0, x;
+    switch (e->kind) {
+    case E_FIELD: d = depth(e->field.kexpr); break;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        d = depth(e->op.a);
+        if ((x = depth(e->op.b)) > d) d = x;
+        break;
+    case E_TERNARY:
+        d = depth(e->ternary.cond);
+        if ((x = depth(e->ternary.a)) > d) d = x;
+        if ((x = depth(e->ternary.b)) > d) d = x;
+        break;
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if ((x = depth(e->call.args[i])) > d) d = x;
+        break;
+    case E_CAST: d = depth(e->cast); break;
+    default: break;
+    }
+    return d + 1;
+}
+
+/* ---- the check ---------------------------------------------------------------------- */
+
+static void mark_read(void *ctx, Expr *e) {
+    (void)e;
+    *(bool *)ctx = true;
+}
+
+/* "'idx', 'kk'": the arguments a variable offset is computed from, for the message. */
+static void sources(const Expr *e, char *buf, size_t n) {
+    if (e == NULL) return;
+    const char *name = e->kind == E_FIELD ? e->field.sym->name : e->kind == E_SCALAR ? e->scalar->name : NULL;
+    if (name) {
+        char quoted[160];
+        snprintf(quoted, sizeof quoted, "'%s'", name);
+        if (strstr(buf, quoted) == NULL && strlen(buf) + strlen(quoted) + 3 < n) {
+            if (buf[0]) strcat(buf, ", ");
+            strcat(buf, quoted);
+        }
+    }
+    switch (e->kind) {
+    case E_FIELD: sources(e->field.kexpr, buf, n); break;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        sources(e->op.a, buf, n);
+        sources(e->op.b, buf, n);
+        break;
+    case E_TERNARY:
+        sources(e->ternary.cond, buf, n);
+        sources(e->ternary.a, buf, n);
+        sources(e->ternary.b, buf, n);
+        break;
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) sources(e->call.args[i], buf, n);
+        break;
+    case E_CAST: sources(e->cast, buf, n); break;
+    default: break;
+    }
+}
+
+static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) {
+    const Symbol *s = e->field.sym;
+    PyArrayObject *a = (PyArrayObject *)c->values[s->index];
+    int64_t x = c->origin[s->index][2] + level;
+    Py_ssize_t nk = (Py_ssize_t)PyArray_DIM(a, dim_of(s, 2));
+    if (x >= 0 && x < nk) return true;
+    char from[512] = "";
+    sources(e->field.kexpr, from, sizeof from);
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s': the variable K offset on line %d reads K index %lld of the array "
+                 "(origin %lld + level %lld) at point (%lld, %lld, %lld) of the domain, outside "
+                 "its %zd levels; the offset is computed from %s",
+                 s->name, e->line, (long long)x, (long long)c->origin[s->index][2],
+                 (long long)level, (long long)p[0], (long long)p[1], (long long)p[2], nk,
+                 from[0] ? from : "constants");
+    return false;
+}
+
+static int64_t bound_at(AxisBound b, int64_t n) { return b.level ? n + b.offset : b.offset; }
+
+/* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
+static bool check_box(KCtx *c, const Expr *e, const Box *box) {
+    const int *h = c->stmt->horizontal_extent;
+    int64_t lo[2] = {h[0], h[2]}, hi[2] = {c->domain[0] + h[1], c->domain[1] + h[3]};
+    for (int a = 0; box && a < 2; a++) {
+        int64_t n = c->domain[a];
+        if (box->has[2 * a] && bound_at(box->b[2 * a], n) > lo[a]) lo[a] = bound_at(box->b[2 * a], n);
+        if (box->has[2 * a + 1] && bound_at(box->b[2 * a + 1], n) < hi[a])
+            hi[a] = bound_at(box->b[2 * a + 1], n);
+    }
+    if (lo[0] >= hi[0] || lo[1] >= hi[1]) return true;
+    /* An offset of scalars and constants is the same in every column: one column decides. */
+    bool pointwise = false;
+    expr_visit_fields(e->field.kexpr, mark_read, &pointwise);
+    if (!pointwise) hi[0] = lo[0] + 1, hi[1] = lo[1] + 1;
+    int64_t n = c->ke - c->ks;
+    Val *kv = malloc(sizeof(Val) * (size_t)n * (size_t)(2 * depth(e->field.kexpr) + 3));
+    if (kv == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    bool ok = true;
+    for (int64_t i = lo[0]; ok && i < hi[0]; i++)
+        for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
+            Col col = {i, j, c->ks, n};
+            if (!(ok = veval(c, e->field.kexpr, col, kv, kv + n))) break;
+            int64_t mlo = 0, mhi = 0;
+            for (int64_t m = 1; m < n; m++) {
+                if (m + kv[m].i < mlo + kv[mlo].i) mlo = m;
+                if (m + kv[m].i > mhi + kv[mhi].i) mhi = m;
+            }
+            int64_t plo[3] = {i, j, c->ks + mlo}, phi[3] = {i, j, c->ks + mhi};
+            ok = level_ok(c, e, plo, plo[2] + e->field.off[2] + kv[mlo].i) &&
+                 level_ok(c, e, phi, phi[2] + e->field.off[2] + kv[mhi].i);
+        }
+    free(kv);
+    return ok;
+}
+
+static void visit_access(void *ctx, Expr *e) {
+    KCtx *c = ctx;
+    if (c->failed || e->field.kexpr == NULL) return;
+    const Stmt *s = c->stmt;
+    for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++)
+        if (!check_box(c, e, s->nboxes ? &s->boxes[b] : NULL)) c->failed = true;
+}
+
+static void check_stmts(KCtx *c, const StmtList *l) {
+    for (int i = 0; i < l->n && !c->failed; i++) {
+        Stmt *s = l->items[i];
+        c->stmt = s;
+        expr_visit_fields(s->guard, visit_access, c);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, visit_access, c);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, visit_access, c);
+            check_stmts(c, &s->while_.body);
+        }
+    }
+}
+
+static void find_vfield(void *ctx, Expr *e) {
+    if (e->field.kexpr) *(bool *)ctx = true;
+}
+
+static bool any_vfield(const StmtList *l) {
+    bool found = false;
+    for (int i = 0; i < l->n && !found; i++) {
+        Stmt *s = l->items[i];
+        expr_visit_fields(s->guard, find_vfield, &found);
+        if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, find_vfield, &found);
+        if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, find_vfield, &found);
+            found = found || any_vfield(&s->while_.body);
+        }
+    }
+    return found;
+}
+
+static bool stencil_has_vfield(const Stencil *st) {
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            if (any_vfield(&st->comps[c].intervals[i].body)) return true;
+    return false;
+}
+
+/* The scalar arguments as the kernel sees them; false (no exception) when one is not a
+ * number of its dtype: the call reports that itself, before any kernel runs. */
+static bool read_scalars(const Stencil *st, PyObject *const *values, Val *out) {
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_SCALAR) continue;
+        PyObject *o = values[i];
+        Val v = {0};
+        if (dtype_is_float(s->dtype)) {
+            v.f = round_to(s->dtype, PyFloat_AsDouble(o));
+        } else if (s->dtype == DT_BOOL) {
+            int t = PyObject_IsTrue(o);
+            v.i = t > 0;
+            if (t < 0) goto bad;
+        } else {
+            PyObject *idx = PyNumber_Index(o);
+            v.i = idx ? wrap(s->dtype, PyLong_AsLongLong(idx)) : 0;
+            Py_XDECREF(idx);
+        }
+        if (PyErr_Occurred()) goto bad;
+        out[s->slot] = v;
+    }
+    return true;
+bad:
+    PyErr_Clear();
+    return false;
+}
+
+bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
+                   const int64_t *domain) {
+    if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0 || !stencil_has_vfield(st)) return true;
+    Val *scalars = calloc((size_t)st->nscalars + 1, sizeof *scalars);
+    if (scalars == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    KCtx c = {.st = st, .values = values, .origin = origin, .domain = domain, .scalars = scalars};
+    if (read_scalars(st, values, scalars)) {
+        for (int ci = 0; ci < st->ncomps && !c.failed; ci++) {
+            const Computation *comp = &st->comps[ci];
+            for (int i = 0; i < comp->nintervals && !c.failed; i++) {
+                const Interval *in = &comp->intervals[i];
+                c.ks = bound_at(in->start, domain[2]);
+                c.ke = bound_at(in->end, domain[2]);
+                if (c.ks < c.ke) check_stmts(&c, &in->body);
+            }
+        }
+    }
+    free(scalars);
+    return !c.failed;
+}

@@ -1,0 +1,24 @@
+/*
+ * Call-time validation of variable K offsets (f[0, 0, kidx]): the K level such a read
+ * reaches depends on scalar arguments and on the values of integer fields, so the static
+ * access extents cannot cover it. Before a kernel runs, every variable-offset read of the
+ * stencil is evaluated at every point where it executes and checked against its array.
+ */
+#ifndef GT_CALL_KBOUNDS_H
+#define GT_CALL_KBOUNDS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* values[p]: the argument of parameter p (arrays already checked for dtype and rank);
+ * origin[p]: its origin; domain: the compute domain. Returns false with a ValueError
+ * naming the field (and what the offset is computed from) when a read leaves the array. */
+bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
+                   const int64_t *domain);
+
+#endif

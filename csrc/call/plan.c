@@ -1,0 +1,119 @@
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "call/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/codegen.h"
+#include "call/pool.h"
+
+enum {
+    /* bytes of temporaries per thread we aim to keep within the L2 cache */
+    TEMP_BUDGET = 512 * 1024,
+    /* below this many points a call runs on the calling thread alone */
+    PARALLEL_MIN_POINTS = 1 << 15,
+};
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
+ * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
+static void choose_tiles(const Stencil *st, Plan *p) {
+    const int64_t *n = p->domain;
+    p->nthreads = n[0] * n[1] * n[2] >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
+    if (st->extended_writes) {
+        p->nthreads = 1;
+        p->ti = n[0];
+        p->tj = n[1];
+    } else {
+        int64_t column = 0; /* bytes of all temporaries in one (i, j) column */
+        for (int t = 0; t < st->ntemps; t++) {
+            const Extent *e = &st->temps[t]->access;
+            column += (n[2] + e->hi[2] - e->lo[2]) * dtype_size(st->temps[t]->dtype);
+        }
+        if (column > 0 && p->layout == LAYOUT_I_UNIT) {
+            /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
+            p->ti = n[0] < 128 ? n[0] : 128;
+            p->tj = clamp64(TEMP_BUDGET / (column * p->ti), 2, n[1]);
+        } else if (column > 0) {
+            p->tj = n[1] < 32 ? n[1] : 32;
+            p->ti = clamp64(TEMP_BUDGET / (column * p->tj), 2, n[0]);
+        } else {
+            /* no temporaries: tiles only spread the work, a few per thread */
+            p->tj = n[1];
+            p->ti = clamp64((n[0] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[0]);
+        }
+    }
+    /* GTSCRIPT_TILE_SIZE="TIxTJ" overrides the choice (for tuning and for tests that need
+     * many tiles on small domains); never for a stencil that must run as one tile. */
+    const char *env = getenv("GTSCRIPT_TILE_SIZE");
+    long ti, tj;
+    if (env && !st->extended_writes && sscanf(env, "%ldx%ld", &ti, &tj) == 2 && ti > 0 && tj > 0) {
+        p->ti = clamp64(ti, 1, n[0]);
+        p->tj = clamp64(tj, 1, n[1]);
+    }
+    p->nti = (n[0] + p->ti - 1) / p->ti;
+    p->ntj = (n[1] + p->tj - 1) / p->tj;
+    if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);
+    if (p->nthreads < 1) p->nthreads = 1;
+}
+
+Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
+    Plan *p = calloc(1, sizeof *p);
+    if (p == NULL) goto oom;
+    memcpy(p->domain, domain, sizeof p->domain);
+    p->layout = layout;
+    choose_tiles(st, p);
+    p->nslots = stencil_nslots(st);
+    p->ntemps = st->ntemps;
+    size_t nt = (size_t)p->nthreads;
+    p->ptrs = calloc(nt * (size_t)(p->nslots + 1), sizeof *p->ptrs);
+    p->strides = calloc(nt * (size_t)(p->nslots + 1) * GT_STRIDES, sizeof *p->strides);
+    p->temp_mem = calloc(nt * (size_t)(p->ntemps + 1), sizeof *p->temp_mem);
+    if (!p->ptrs || !p->strides || !p->temp_mem) goto oom;
+    for (size_t w = 0; w < nt; w++) {
+        for (int t = 0; t < st->ntemps; t++) {
+            const Symbol *s = st->temps[t];
+            const Extent *e = &s->access;
+            int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
+            int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
+                              domain[2] - e->lo[2] + e->hi[2]};
+            int item = dtype_size(s->dtype);
+            size_t bytes = (size_t)(len[0] * len[1] * len[2]) * (size_t)item;
+            char *mem;
+            if (posix_memalign((void **)&mem, 64, bytes ? bytes : 64) != 0) goto oom;
+            p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
+            /* K fastest (C order, NumPy's default), or I fastest for Fortran-ordered calls */
+            int64_t *sv = p->strides + (w * (size_t)p->nslots + (size_t)s->slot) * GT_STRIDES;
+            if (layout == LAYOUT_I_UNIT) {
+                sv[0] = 1;
+                sv[1] = len[0];
+                sv[2] = len[0] * len[1];
+            } else {
+                sv[2] = 1;
+                sv[1] = len[2];
+                sv[0] = len[1] * len[2];
+            }
+            p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] =
+                mem + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2]) * item;
+        }
+    }
+    return p;
+oom:
+    plan_free(p);
+    PyErr_NoMemory();
+    return NULL;
+}
+
+void plan_free(Plan *p) {
+    if (p == NULL) return;
+    if (p->temp_mem)
+        for (size_t i = 0; i < (size_t)p->nthreads * (size_t)p->ntemps; i++) free(p->temp_mem[i]);
+    free(p->temp_mem);
+    free(p->ptrs);
+    free(p->strides);
+    free(p);
+}

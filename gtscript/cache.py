@@ -1,0 +1,49 @@
+"""The compiled-stencil cache (see docs/caching.md).
+
+A stencil compiles once per machine: its code is found again by a SHA-256 key of the
+analysed IR, the options, the target and the versions, first in this process's memory, then
+on disk under :func:`path`. These functions are thin wrappers over the C core.
+
+Environment:
+
+``GTSCRIPT_CACHE_DIR``
+    the disk cache directory (default ``$XDG_CACHE_HOME/gtscript`` or ``~/.cache/gtscript``);
+    it must be private (owned by you, not writable by group or others). Read at every use.
+``GTSCRIPT_CACHE_MAX_BYTES``
+    size limit of the disk cache; least recently used entries are evicted beyond it
+    (default 1 GiB).
+"""
+
+from __future__ import annotations
+
+from . import _core
+from .stencil import _memory_cache, _memory_lock
+
+
+def path() -> str:
+    """The disk cache directory, as configured now (it may not exist yet)."""
+    return _core.cache_path()
+
+
+def info() -> dict:
+    """The disk cache's size and this process's activity.
+
+    Keys: ``path``, ``entries`` and ``bytes`` (on disk), ``max_bytes``, ``memory_entries``
+    (loaded modules kept by key), and this process's counts: ``hits`` (``memory_hits`` +
+    ``disk_hits``), ``misses`` (fresh builds), ``invalid_entries`` (disk entries found
+    corrupt or foreign and rebuilt) and ``stores``. Re-decorating the very same definition
+    is answered before the key is computed and is not counted.
+    """
+    return _core.cache_info()
+
+
+def clear() -> int:
+    """Forget every cached stencil: the decorator's table, the in-memory modules and every
+    disk entry. Stencil objects that exist keep working. Returns the number of disk entries
+    removed."""
+    with _memory_lock:
+        _memory_cache.clear()
+    return _core.cache_clear()
+
+
+__all__ = ["path", "info", "clear"]

@@ -1,0 +1,45 @@
+"""Runs cuda stencils on the CPU: the exact CUDA C that NVRTC compiles (``stencil.source()``)
+is compiled by the host C compiler against ``gt_cuda_emulation.h`` and loaded into the stencil,
+whose calls then go through the whole cuda call path (binding, validation, copies, launch
+plans, thread mapping) with the emulated device instead of a GPU."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+HEADER = Path(__file__).with_name("gt_cuda_emulation.h")
+CFLAGS = ["-O1", "-shared", "-fPIC", "-pthread", "-std=gnu11", "-ffp-contract=off", "-fno-fast-math"]
+
+_build_dir = Path(tempfile.mkdtemp(prefix="gtscript-cuda-emulation-"))
+
+
+def compiler() -> str | None:
+    return os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+
+
+def build(source: str) -> Path:
+    """The emulation library for a CUDA source (built once per source text)."""
+    digest = hashlib.sha256(source.encode() + HEADER.read_bytes()).hexdigest()[:24]
+    lib = _build_dir / f"k{digest}.so"
+    if lib.exists():
+        return lib
+    src = _build_dir / f"k{digest}.cu"
+    src.write_text(source)
+    cmd = [compiler(), *CFLAGS, "-include", str(HEADER), "-x", "c", str(src), "-o", str(lib) + ".tmp", "-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the host compiler rejected the CUDA source:\n{done.stderr}\n{source}")
+    os.replace(str(lib) + ".tmp", lib)
+    return lib
+
+
+def emulate(stencil, block=(4, 2)):
+    """Makes later calls of a cuda stencil run on the host emulation, with thread blocks of
+    ``block`` (small by default: many blocks, halos wider than some tiles); returns it."""
+    stencil._cuda_emulate(str(build(stencil.source())), block)
+    return stencil

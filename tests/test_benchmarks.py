@@ -1,0 +1,114 @@
+"""The benchmark suite (benchmarks/) runs end to end in a tiny configuration, so it cannot rot.
+
+These are not timing tests: they check that every implementation is verified, that the table,
+the JSON and the chart come out, and that the byte model and the verification step work.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+import suite  # noqa: E402
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+STENCILS = ["copy", "laplacian", "hdiff", "thomas", "advection"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    cmd = [sys.executable, os.path.join(BENCH, "run.py"), "--sizes", "16x16x8", "--repeat", "1",
+           "--dtypes", "float64", "float32", "--stream-mib", "4", "--overhead-calls", "2000",
+           "--json", str(out / "r.json"), "--plot", str(out / "r.png")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with open(out / "r.json") as f:
+        report = json.load(f)
+    return done.stdout, report, out / "r.png"
+
+
+def test_prints_a_markdown_table_with_every_column(tiny_run):
+    stdout, _, _ = tiny_run
+    header = next(line for line in stdout.splitlines() if line.startswith("| stencil"))
+    for column in ["gtscript ms", "GB/s", "% STREAM", "NumPy ms", "C ms", "vs NumPy", "vs C"]:
+        assert column in header
+    assert ("Numba ms" in header) == HAVE_NUMBA
+    rows = [line for line in stdout.splitlines() if line.startswith("| ") and "16x16x8" in line]
+    assert len(rows) == 2 * len(STENCILS)
+    assert all(row.count("|") == header.count("|") for row in rows)
+    assert "STREAM-style copy" in stdout and "call overhead" in stdout
+
+
+def test_json_holds_every_case_with_times_ratios_and_bandwidth(tiny_run):
+    _, report, _ = tiny_run
+    expected_columns = {"gtscript[cpu]", "numpy", "c"} | ({"numba"} if HAVE_NUMBA else set())
+    cases = {(r["stencil"], r["dtype"]) for r in report["results"]}
+    assert cases == {(s, d) for s in STENCILS for d in ("float64", "float32")}
+    for r in report["results"]:
+        assert set(r["timings"]) == expected_columns
+        for timing in r["timings"].values():
+            assert timing["ms"] > 0 and timing["gb_s"] > 0 and timing["calls"] == 1
+        assert set(r["speedup_vs"]) == expected_columns - {"gtscript[cpu]"}
+        assert r["speedup_vs"]["c"] == pytest.approx(
+            r["timings"]["c"]["ms"] / r["timings"]["gtscript[cpu]"]["ms"])
+        assert 0 < r["stream_fraction"]
+    assert report["stream"]["gb_s"] > 0
+    overhead = report["call_overhead"]
+    assert overhead["calls"] == 2000 and overhead["gtscript_us"] > 0
+    assert isinstance(overhead["rss_growth_bytes"], int)
+
+
+def test_writes_a_png_chart(tiny_run):
+    _, _, png = tiny_run
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bytes_moved_counts_inputs_once_and_the_output_domain_once():
+    shape = (16, 16, 8)
+    inputs, _, out_name = suite._inputs("hdiff", np.random.default_rng(0), shape, np.float64)
+    out = np.zeros(shape)
+    assert suite._bytes_moved(inputs, out, halo=2) == (2 * 16 * 16 * 8 + 12 * 12 * 8) * 8
+    inputs, scalars, _ = suite._inputs("advection", np.random.default_rng(0), shape, np.float32)
+    assert list(inputs) == ["q", "u", "v", "w"] and list(scalars) == ["dtdx", "dtdy", "dtdz"]
+    assert suite._bytes_moved(inputs, out.astype(np.float32), halo=1) == (4 * 16 * 16 * 8
+                                                                          + 14 * 14 * 8) * 4
+
+
+def test_a_wrong_implementation_is_caught_before_timing():
+    def wrong(arrays, scalars, halo):
+        arrays["out"][...] = 1.0
+
+    def right(arrays, scalars, halo):
+        np.copyto(arrays["out"], arrays["inp"])
+
+    impls = {"gtscript[cpu]": {"copy": wrong}, "numpy": {"copy": right}}
+    with pytest.raises(AssertionError, match="gtscript.cpu. disagrees with the NumPy reference"):
+        suite.run_case("copy", (8, 8, 8), np.float64, impls, suite.Options(repeat=1),
+                       np.random.default_rng(0))
+
+
+def test_targets_name_the_cases_that_miss_them():
+    import report
+
+    def case(stencil, size, vs_c, vs_numba, vs_numpy, stream):
+        return {"stencil": stencil, "size": size, "dtype": "float64", "stream_fraction": stream,
+                "speedup_vs": {"c": vs_c, "numba": vs_numba, "numpy": vs_numpy}}
+
+    lines = report.targets({
+        "results": [case("hdiff", "256x256x80", 0.95, 1.2, 12.0, 0.85),
+                    case("thomas", "512x512x80", 0.5, 1.6, 30.0, 0.2),
+                    case("copy", "64x64x64", 0.1, 0.1, 0.1, 0.1)],  # too small to count
+        "call_overhead": {"gtscript_us": 6.0, "calls": 1000, "rss_growth_bytes": 4096}})
+    assert lines[0] == ("target vs C >= 0.9x (grids >= 256x256x80): 1/2 met; "
+                        "missed: thomas 512x512x80 float64 0.50x")
+    assert lines[1].endswith("1/2 met; missed: hdiff 256x256x80 float64 1.20x")
+    assert lines[2].endswith("1/1 met") and lines[3].endswith("1/1 met")
+    assert "6.00 us (missed)" in lines[4] and "4096 bytes (missed)" in lines[4]
