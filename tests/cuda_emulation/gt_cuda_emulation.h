@@ -4,7 +4,8 @@
  *
  *     gcc -O1 -shared -fPIC -pthread -include gt_cuda_emulation.h -x c kernels.cu -o k.so -lm
  *
- * Blocks run one after another; the threads of a block are real POSIX threads, so
+ * Blocks run one after another (in increasing or decreasing order, gt_emu_block_order);
+ * the threads of a block are real POSIX threads, so
  * __syncthreads() is a real barrier and a missing one shows as a wrong result. Dynamic
  * shared memory is one buffer, filled with 0xff bytes (NaN) before every block, so a
  * kernel reading shared memory it did not write in that block sees NaN.
@@ -75,19 +76,25 @@ typedef struct {
     dim3 tid;
 } gt_emu_job;
 
+/* 0: blocks in increasing blockIdx order (x fastest); 1: in decreasing order. A kernel that
+ * depends on the order of its blocks (which a GPU does not define) gives different results
+ * in the two; the tests set it through ctypes. */
+int gt_emu_block_order = 0;
+
 static void *gt_emu_thread(void *arg) {
     const gt_emu_job *j = arg;
     threadIdx = j->tid;
     bool first = j->tid.x == 0 && j->tid.y == 0 && j->tid.z == 0;
-    for (unsigned z = 0; z < gridDim.z; z++)
-        for (unsigned y = 0; y < gridDim.y; y++)
-            for (unsigned x = 0; x < gridDim.x; x++) {
-                blockIdx = (dim3){x, y, z};
-                if (first) memset(gt_smem, 0xff, j->smem);
-                pthread_barrier_wait(&gt_emu_barrier);
-                j->kernel(j->ptrs, j->strides, j->domain, j->scalars, j->klo, j->khi);
-                pthread_barrier_wait(&gt_emu_barrier);
-            }
+    unsigned long n = (unsigned long)gridDim.x * gridDim.y * gridDim.z;
+    for (unsigned long q = 0; q < n; q++) {
+        unsigned long b = gt_emu_block_order ? n - 1 - q : q;
+        blockIdx = (dim3){(unsigned)(b % gridDim.x), (unsigned)(b / gridDim.x % gridDim.y),
+                          (unsigned)(b / ((unsigned long)gridDim.x * gridDim.y))};
+        if (first) memset(gt_smem, 0xff, j->smem);
+        pthread_barrier_wait(&gt_emu_barrier);
+        j->kernel(j->ptrs, j->strides, j->domain, j->scalars, j->klo, j->khi);
+        pthread_barrier_wait(&gt_emu_barrier);
+    }
     return NULL;
 }
 

@@ -5,6 +5,8 @@ plans, thread mapping) with the emulated device instead of a GPU."""
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import hashlib
 import os
 import shutil
@@ -16,6 +18,7 @@ HEADER = Path(__file__).with_name("gt_cuda_emulation.h")
 CFLAGS = ["-O1", "-shared", "-fPIC", "-pthread", "-std=gnu11", "-ffp-contract=off", "-fno-fast-math"]
 
 _build_dir = Path(tempfile.mkdtemp(prefix="gtscript-cuda-emulation-"))
+atexit.register(shutil.rmtree, _build_dir, ignore_errors=True)
 
 
 def compiler() -> str | None:
@@ -38,8 +41,12 @@ def build(source: str) -> Path:
     return lib
 
 
-def emulate(stencil, block=(4, 2)):
+def emulate(stencil, block=(4, 2), reverse=False):
     """Makes later calls of a cuda stencil run on the host emulation, with thread blocks of
-    ``block`` (small by default: many blocks, halos wider than some tiles); returns it."""
-    stencil._cuda_emulate(str(build(stencil.source())), block)
+    ``block`` (small by default: many blocks, halos wider than some tiles), run in
+    decreasing block order if ``reverse``; returns the stencil."""
+    lib = build(stencil.source())
+    stencil._cuda_emulate(str(lib), block)
+    # the same loaded library (dlopen shares it): its block order applies to the stencil's calls
+    ctypes.c_int.in_dll(ctypes.CDLL(str(lib)), "gt_emu_block_order").value = int(reverse)
     return stencil

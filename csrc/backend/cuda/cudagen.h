@@ -49,8 +49,9 @@ typedef struct CudaProgram {
 /* Largest dynamic shared memory a kernel may ask for without opting in. */
 enum { GT_CUDA_SMEM_LIMIT = 48 * 1024 };
 
-/* `tile_area` is the number of threads of a block (bi * bj), used to keep shared memory
- * within GT_CUDA_SMEM_LIMIT for the block shape given at build time. */
+/* Plans the kernels and writes their source into *out. block_x * block_y is the default
+ * tile (threads of a block); shared-memory temporaries that would not fit in
+ * GT_CUDA_SMEM_LIMIT for it are kept in global memory instead. False with a message. */
 bool cuda_generate(const Stencil *st, int block_x, int block_y, CudaProgram *out, char *err, size_t errlen);
 void cuda_program_free(CudaProgram *p);
 
