@@ -55,7 +55,8 @@ def summary(report):
     m = report["machine"]
     out = [f"# {report['date_utc']}: {m['cpu_model']}, {m['usable_cores']} usable cores, "
            f"NumPy {m['numpy_version']}, Numba {m.get('numba_version', 'not installed')}, "
-           f"{m['compiler'] or 'no C compiler'}",
+           f"{m['compiler'] or 'no C compiler'}; gtscript extension built "
+           f"{m['gtscript_core_built']}",
            f"# median of up to {report['repeat']} calls after a warm-up (at most "
            f"{report['max_seconds']:g} s per measurement); 'vs X' = X's time / gtscript's time",
            _load_line(report), ""]
@@ -64,7 +65,8 @@ def summary(report):
     stream = report["stream"]
     if stream:
         out.append(f"STREAM-style copy (C, OpenMP, {stream['array_mib']:.0f} MiB arrays): "
-                   f"{stream['gb_s']:.1f} GB/s")
+                   f"{stream['gb_s']:.1f} GB/s, the better of {stream['start']['gb_s']:.1f} "
+                   f"at the start and {stream['end']['gb_s']:.1f} at the end")
     overhead = report.get("call_overhead")
     if overhead:
         out.append(f"call overhead (8x8x8 copy, validate_args on, {overhead['calls']} calls): "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+import warnings
 
 from . import _core, frontend, numpy_backend
 
@@ -103,6 +104,11 @@ def _check_options(options: dict) -> dict:
     return code_options
 
 
+def _reissue(build_warnings):
+    for message, category, filename, lineno in build_warnings:
+        warnings.warn_explicit(message, category, filename, lineno)
+
+
 def _build(definition, backend, externals, rebuild, name, options):
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
@@ -116,13 +122,20 @@ def _build(definition, backend, externals, rebuild, name, options):
         with _memory_lock:
             cached = _memory_cache.get(key)
         if cached is not None:
+            _reissue(cached.build_warnings)
             return cached
     tree = frontend.parse_definition(definition, externals)
     if name:
         tree["name"] = name
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
-    module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
+    # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
+    # re-decoration served from the cache says them again.
+    module.build_warnings = [(w.message, w.category, w.filename, w.lineno) for w in caught]
+    _reissue(module.build_warnings)
     module.definition = definition
     module.externals = externals
     module.options = code_options

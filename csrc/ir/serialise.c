@@ -182,7 +182,8 @@ static void body(Ser *S) {
     sb_printf(S->out, "\ncomputations %d", st->ncomps);
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];
-        sb_printf(S->out, "\n%s %d", policy_name(comp->policy), comp->nintervals);
+        sb_printf(S->out, "\n%s %d columnwise=%d", policy_name(comp->policy), comp->nintervals,
+                  comp->columnwise);
         for (int i = 0; i < comp->nintervals; i++) {
             const Interval *in = &comp->intervals[i];
             sb_puts(S->out, "\ninterval ");
