@@ -27,6 +27,7 @@ import inspect
 import itertools
 import linecache
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -1584,16 +1585,30 @@ def definition_fingerprint(func: Callable, externals: dict | None = None) -> str
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# inspect.getsource tokenises the whole file: remember its answer per code object, which is
+# immutable (re-running a notebook cell or reloading a module makes a new one).
+_source_by_code: "weakref.WeakKeyDictionary[types.CodeType, str]" = weakref.WeakKeyDictionary()
+
+
+def _source_text(func: Callable) -> str:
+    code = func.__code__
+    text = _source_by_code.get(code)
+    if text is None:
+        try:
+            text = inspect.getsource(func)
+        except (OSError, TypeError):
+            text = f"<no source {func.__module__}.{func.__qualname__}>"
+        _source_by_code[code] = text
+    return text
+
+
 def _function_token(func: Callable, seen: set[int]) -> str:
     """Source, annotations, defaults and referenced free values of ``func``."""
     if id(func) in seen:
         return f"<recursive {func.__qualname__}>"
     seen.add(id(func))
     info = getattr(func, GTSCRIPT_FUNCTION_ATTR, None)
-    try:
-        text = info.source.text if isinstance(info, GTScriptFunction) else inspect.getsource(func)
-    except (OSError, TypeError):
-        text = f"<no source {func.__module__}.{func.__qualname__}>"
+    text = info.source.text if isinstance(info, GTScriptFunction) else _source_text(func)
     parts = [func.__qualname__, text]
     for name, annotation in sorted(func.__annotations__.items()):
         parts.append(f"ann {name}={_value_token(annotation, seen, 0)}")

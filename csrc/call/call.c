@@ -16,13 +16,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int npy_type_of(DType t) {
     switch (t) {
@@ -33,19 +26,6 @@ static int npy_type_of(DType t) {
     case DT_FLOAT64: return NPY_FLOAT64;
     default: return -1;
     }
-}
-
-static int naxes(const Symbol *s) {
-    return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K);
-}
-
-/* Array dimension holding axis a (0 = I, 1 = J, 2 = K) of field s, or -1. */
-static int dim_of(const Symbol *s, int a) {
-    if (!(s->axes & (1 << a))) return -1;
-    int d = 0;
-    for (int b = 0; b < a; b++)
-        if (s->axes & (1 << b)) d++;
-    return d;
 }
 
 /* ---- binding ------------------------------------------------------------------------ */
@@ -120,11 +100,11 @@ static bool check_field(const Symbol *s, PyObject *o, bool validate) {
         return false;
     }
     PyArrayObject *a = (PyArrayObject *)o;
-    int want = naxes(s) + s->ndata;
+    int want = field_naxes(s) + s->ndata;
     if (PyArray_NDIM(a) != want) {
         PyErr_Format(PyExc_ValueError,
                      "argument '%s' must have %d dimensions (%d axes + %d data dimensions), got %d",
-                     s->name, want, naxes(s), s->ndata, PyArray_NDIM(a));
+                     s->name, want, field_naxes(s), s->ndata, PyArray_NDIM(a));
         return false;
     }
     if (!validate) return true;
@@ -137,10 +117,10 @@ static bool check_field(const Symbol *s, PyObject *o, bool validate) {
         return false;
     }
     for (int d = 0; d < s->ndata; d++)
-        if (PyArray_DIM(a, naxes(s) + d) != s->data_dims[d]) {
+        if (PyArray_DIM(a, field_naxes(s) + d) != s->data_dims[d]) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': data dimension %d has size %zd, the stencil declares %d",
-                         s->name, d, (Py_ssize_t)PyArray_DIM(a, naxes(s) + d), s->data_dims[d]);
+                         s->name, d, (Py_ssize_t)PyArray_DIM(a, field_naxes(s) + d), s->data_dims[d]);
             return false;
         }
     int item = dtype_size(s->dtype);
@@ -251,7 +231,7 @@ static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
         } else {
             /* the field's own axes only, e.g. (i, j) for an IJ field */
             int64_t v[3];
-            if (!parse_triple(own, "origin", s->name, naxes(s), v)) return false;
+            if (!parse_triple(own, "origin", s->name, field_naxes(s), v)) return false;
             for (int a = 0, d = 0; a < 3; a++)
                 if (s->axes & (1 << a)) b->origin[i][a] = v[d++];
         }
@@ -277,7 +257,7 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
         if (s->kind != SYM_FIELD) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
         for (int a = 0; a < 3; a++) {
-            int d = dim_of(s, a);
+            int d = field_dim_of(s, a);
             if (d < 0) continue;
             int64_t upper = a < 2 ? (s->has_access ? s->access.hi[a] : 0) : upper_k_halo(st, s->slot);
             int64_t n = PyArray_DIM(arr, d) - b->origin[i][a] - upper;
@@ -300,7 +280,7 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
 static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *o,
                  const int64_t *n) {
     for (int a = 0; a < 2; a++) {
-        int d = dim_of(s, a);
+        int d = field_dim_of(s, a);
         if (d < 0 || !s->has_access || n[0] == 0 || n[1] == 0 || n[2] == 0) continue;
         int64_t lo = o[a] + s->access.lo[a], hi = o[a] + n[a] + s->access.hi[a];
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
@@ -313,7 +293,7 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
             return false;
         }
     }
-    int d = dim_of(s, 2);
+    int d = field_dim_of(s, 2);
     if (d < 0 || n[0] == 0 || n[1] == 0) return true;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
@@ -362,7 +342,7 @@ static bool same_points(const Symbol *s, PyArrayObject *a, const int64_t *oa, co
             return false;
     char *pa = PyArray_BYTES(a), *pb = PyArray_BYTES(b);
     for (int ax = 0; ax < 3; ax++) {
-        int d = dim_of(s, ax);
+        int d = field_dim_of(s, ax);
         if (d < 0) continue;
         pa += oa[ax] * PyArray_STRIDE(a, d);
         pb += ob[ax] * PyArray_STRIDE(b, d);
@@ -508,7 +488,7 @@ static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1
     SET("call_start_time", PyFloat_FromDouble(t0));
     SET("run_start_time", PyFloat_FromDouble(t1));
     SET("run_end_time", PyFloat_FromDouble(t2));
-    SET("call_end_time", PyFloat_FromDouble(now()));
+    SET("call_end_time", PyFloat_FromDouble(call_now()));
     SET("run_time", PyFloat_FromDouble(t2 - t1));
     SET("module_source", PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build"));
     SET("build_time", PyFloat_FromDouble(m->build_seconds));
@@ -567,7 +547,7 @@ static CpuLayout classify_layout(const Stencil *st, const Bound *b) {
         if (s->kind != SYM_FIELD) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
         npy_intp item = dtype_size(s->dtype);
-        int dk = dim_of(s, 2), di = dim_of(s, 0);
+        int dk = field_dim_of(s, 2), di = field_dim_of(s, 0);
         if (dk >= 0 && PyArray_STRIDE(arr, dk) != item) k_unit = false;
         if (di >= 0 && PyArray_STRIDE(arr, di) != item) i_unit = false;
     }
@@ -580,7 +560,7 @@ static void release_plan(ModuleObject *m, Plan *p, bool owned) {
 }
 
 PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
-    double t0 = now();
+    double t0 = call_now();
     const Stencil *st = m->st;
     if (st->nparams > 256) {
         PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
@@ -597,7 +577,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         if (s->kind == SYM_SCALAR && !scalar_value(s, b.value[i], scalars + 8 * s->slot)) return NULL;
     }
     if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
-        double t = now();
+        double t = call_now();
         if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t)) return NULL;
         Py_RETURN_NONE;
     }
@@ -614,12 +594,12 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         char *ptr = PyArray_BYTES(arr);
         int64_t sv[GT_STRIDES] = {0};
         for (int a = 0; a < 3; a++) {
-            int d = dim_of(s, a);
+            int d = field_dim_of(s, a);
             if (d < 0) continue;
             sv[a] = PyArray_STRIDE(arr, d) / item;
             ptr += b.origin[i][a] * PyArray_STRIDE(arr, d);
         }
-        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, naxes(s) + d) / item;
+        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
         for (int w = 0; w < plan->nthreads; w++) {
             plan->ptrs[(size_t)w * (size_t)plan->nslots + (size_t)s->slot] = ptr;
             memcpy(plan->strides + ((size_t)w * (size_t)plan->nslots + (size_t)s->slot) * GT_STRIDES,
@@ -627,9 +607,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
     }
     Job job = {kernel, plan, b.domain, scalars, 0};
-    double t1 = now();
+    double t1 = call_now();
     Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
-    Py_END_ALLOW_THREADS double t2 = now();
+    Py_END_ALLOW_THREADS double t2 = call_now();
     release_plan(m, plan, owned);
     if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t1, t2)) return NULL;
     Py_RETURN_NONE;

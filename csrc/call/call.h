@@ -6,7 +6,30 @@
 #ifndef GT_CALL_H
 #define GT_CALL_H
 
+#include <time.h>
+
 #include "module.h"
+
+/* Seconds on the monotonic clock (time.perf_counter's clock on Linux), for exec_info. */
+static inline double call_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Number of I/J/K axes of a field (its array has these plus its data dimensions). */
+static inline int field_naxes(const Symbol *s) {
+    return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K);
+}
+
+/* Array dimension holding axis a (0 = I, 1 = J, 2 = K) of field s, or -1. */
+static inline int field_dim_of(const Symbol *s, int a) {
+    if (!(s->axes & (1 << a))) return -1;
+    int d = 0;
+    for (int b = 0; b < a; b++)
+        if (s->axes & (1 << b)) d++;
+    return d;
+}
 
 /* Call arguments bound to the stencil's parameters (call.c's bind_all). */
 typedef struct Bound {

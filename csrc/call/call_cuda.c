@@ -16,25 +16,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis/analysis.h"
 #include "backend/cuda/module_cuda.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int naxes(const Symbol *s) { return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K); }
-
-static int dim_of(const Symbol *s, int a) {
-    if (!(s->axes & (1 << a))) return -1;
-    int d = 0;
-    for (int b = 0; b < a; b++) d += !!(s->axes & (1 << b));
-    return d;
-}
 
 /* ---- device arrays ------------------------------------------------------------------ */
 
@@ -249,7 +233,7 @@ static bool j_fastest(const Stencil *st, const Bound *b) {
             const Symbol *s = st->params[i];
             if (s->kind != SYM_FIELD || (pass == 0 && !s->written) || (s->axes & 3) != 3) continue;
             PyArrayObject *a = (PyArrayObject *)b->value[i];
-            npy_intp si = PyArray_STRIDE(a, dim_of(s, 0)), sj = PyArray_STRIDE(a, dim_of(s, 1));
+            npy_intp si = PyArray_STRIDE(a, field_dim_of(s, 0)), sj = PyArray_STRIDE(a, field_dim_of(s, 1));
             return llabs((long long)sj) < llabs((long long)si);
         }
     return false;
@@ -257,7 +241,7 @@ static bool j_fastest(const Stencil *st, const Bound *b) {
 
 static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2) {
     PyObject *v = Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:s,s:d,s:s,s:s}", "call_start_time", t0, "run_start_time", t1,
-                                "run_end_time", t2, "call_end_time", now(), "run_time", t2 - t1, "module_source",
+                                "run_end_time", t2, "call_end_time", call_now(), "run_time", t2 - t1, "module_source",
                                 m->origin_of_code ? m->origin_of_code : "build", "build_time", m->build_seconds,
                                 "backend", "cuda", "device", m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
     int r = v ? PyDict_Update(info, v) : -1;
@@ -309,12 +293,12 @@ static bool bind_fields(Launch *L, const Views *v, const Bound *b, char **ptrs, 
         }
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
         for (int a = 0; a < 3; a++) {
-            int d = dim_of(s, a);
+            int d = field_dim_of(s, a);
             if (d < 0) continue;
             sv[a] = PyArray_STRIDE(arr, d) / item;
             p += b->origin[i][a] * PyArray_STRIDE(arr, d);
         }
-        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, naxes(s) + d) / item;
+        for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
         ptrs[s->slot] = p;
     }
     return true;
@@ -357,7 +341,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
         if (st->params[i]->kind == SYM_SCALAR && !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
             goto done;
     if (b->domain[0] == 0 || b->domain[1] == 0 || b->domain[2] == 0) {
-        double t = now();
+        double t = call_now();
         if (b->exec_info && !fill_exec_info(m, b->exec_info, t0, t, t)) goto done;
         result = Py_NewRef(Py_None);
         goto done;
@@ -379,7 +363,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
     memcpy(domain, b->domain, 3 * sizeof *domain);
     domain[3] = swap;
     plan_regions(&L, v, b);
-    double t1 = now(), t2 = t1;
+    double t1 = call_now(), t2 = t1;
     Py_BEGIN_ALLOW_THREADS;
     ok = copy_in(&L) && bind_fields(&L, v, b, ptrs, strides) &&
          alloc_slabs(&L, &B, ptrs, strides, swap, nbi * nbj) &&
@@ -393,9 +377,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
     }
     /* arrays of other libraries may still be written by work queued on their streams */
     if (ok && v->ndev) ok = rt_sync(L.rt, L.err, sizeof L.err);
-    t1 = now();
+    t1 = call_now();
     ok = ok && run_kernels(&L);
-    t2 = now();
+    t2 = call_now();
     ok = ok && copy_out(&L);
     Py_END_ALLOW_THREADS;
     if (!ok) {
@@ -453,7 +437,7 @@ static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs
 }
 
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
-    double t0 = now();
+    double t0 = call_now();
     if (m->st->nparams > 256) {
         PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
         return NULL;

@@ -8,6 +8,8 @@
  */
 #include "call/kbounds.h"
 
+#include "call/call.h"
+
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
 #include <numpy/arrayobject.h>
@@ -36,16 +38,6 @@ typedef struct KCtx {
 } KCtx;
 
 /* ---- arrays ------------------------------------------------------------------------- */
-
-static int naxes(const Symbol *s) { return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K); }
-
-static int dim_of(const Symbol *s, int a) {
-    if (!(s->axes & (1 << a))) return -1;
-    int d = 0;
-    for (int b = 0; b < a; b++)
-        if (s->axes & (1 << b)) d++;
-    return d;
-}
 
 static Val load(DType t, const char *p) {
     Val v = {0};
@@ -271,15 +263,15 @@ static bool read_column(KCtx *c, const Expr *e, Col p, const Val *kv, Val *out) 
     const int64_t *origin = c->origin[s->index];
     int64_t at[2] = {p.i + e->field.off[0], p.j + e->field.off[1]};
     for (int ax = 0; ax < 2; ax++) {
-        int d = dim_of(s, ax);
+        int d = field_dim_of(s, ax);
         if (d < 0) continue;
         int64_t x = origin[ax] + at[ax];
         if (x < 0 || x >= PyArray_DIM(a, d)) return outside(c, s, ax, x, PyArray_DIM(a, d));
         base += x * PyArray_STRIDE(a, d);
     }
     for (int d = 0; d < e->field.ndi; d++)
-        base += e->field.data_index[d] * PyArray_STRIDE(a, naxes(s) + d);
-    int dk = dim_of(s, 2);
+        base += e->field.data_index[d] * PyArray_STRIDE(a, field_naxes(s) + d);
+    int dk = field_dim_of(s, 2);
     if (dk < 0) {
         Val v = load(e->type, base);
         for (int64_t m = 0; m < p.n; m++) out[m] = v;
@@ -449,7 +441,7 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     const Symbol *s = e->field.sym;
     PyArrayObject *a = (PyArrayObject *)c->values[s->index];
     int64_t x = c->origin[s->index][2] + level;
-    Py_ssize_t nk = (Py_ssize_t)PyArray_DIM(a, dim_of(s, 2));
+    Py_ssize_t nk = (Py_ssize_t)PyArray_DIM(a, field_dim_of(s, 2));
     if (x >= 0 && x < nk) return true;
     char from[512] = "";
     sources(e->field.kexpr, from, sizeof from);

@@ -36,13 +36,17 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         }
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
             /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
-            p->ti = n[0] < 128 ? n[0] : 128;
+            p->ti = n[0] < 512 ? n[0] : 512;
             p->tj = clamp64(TEMP_BUDGET / (column * p->ti), 2, n[1]);
         } else if (column > 0) {
             p->tj = n[1] < 32 ? n[1] : 32;
             p->ti = clamp64(TEMP_BUDGET / (column * p->tj), 2, n[0]);
+        } else if (p->layout == LAYOUT_I_UNIT) {
+            /* no temporaries: tiles only spread the work, a few per thread, and never cut
+             * the unit-stride axis (whole rows stream best) */
+            p->ti = n[0];
+            p->tj = clamp64((n[1] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[1]);
         } else {
-            /* no temporaries: tiles only spread the work, a few per thread */
             p->tj = n[1];
             p->ti = clamp64((n[0] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[0]);
         }
