@@ -7,6 +7,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
@@ -45,8 +46,19 @@ static LLVMTargetMachineRef make_tm(LLVMCodeGenOptLevel level, char *err, size_t
     return tm;
 }
 
+/* LLVM ends the process on a fatal error and cannot be made to return: say at least that
+ * it happened while gtscript was compiling a stencil, and how to report it. */
+static void on_llvm_fatal_error(const char *reason) {
+    fprintf(stderr,
+            "gtscript: LLVM stopped the process with a fatal error while compiling a stencil: %s\n"
+            "gtscript: this is a bug (or an invalid llvm_passes option); please report it with "
+            "the stencil definition.\n",
+            reason);
+}
+
 static bool init_locked(char *err, size_t errlen) {
     if (J.ready) return true;
+    LLVMInstallFatalErrorHandler(on_llvm_fatal_error);
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
         snprintf(err, errlen, "LLVM cannot initialise the native target");
         return false;
