@@ -163,6 +163,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     bool ok = true;
     int lfp = option_int(options, "literal_float_precision", 0, &ok);
+    int on_the_fly = option_int(options, "inline_temporaries", 1, &ok);
     if (!ok) return NULL;
     if (lfp != 0 && lfp != 32 && lfp != 64) {
         PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");
@@ -189,6 +190,9 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return PyErr_NoMemory();
     }
     m->st->literal_float_bits = lfp; /* 0: NumPy 2 weak literals; 32 or 64 */
+    /* The numpy backend is the reference: it executes the IR as written, without the
+     * compiled backends' on-the-fly recomputation of temporaries (inline.c). */
+    m->st->compute_on_the_fly = be != BACKEND_NUMPY && on_the_fly != 0;
     if (!ir_build(m->st, definition) || !analyse_stencil(m->st)) {
         if (!PyErr_Occurred()) raise_diag(m->st);
         Py_DECREF(m);

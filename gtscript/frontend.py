@@ -544,7 +544,7 @@ def _expr_names(expr: Any) -> set[str]:
     """The field / temporary names an expression of the tree reads."""
     names: set[str] = set()
     if isinstance(expr, tuple) and expr and isinstance(expr[0], str):
-        if expr[0] in ("name", "index"):
+        if expr[0] in ("name", "index", "absk"):
             names.add(expr[3])
         for item in expr[3:]:
             names |= _expr_names(item)
@@ -1231,11 +1231,15 @@ class _Translator:
         return self.subscript(scope, node, pre)
 
     def subscript(self, scope: _Scope, node: ast.Subscript, pre: list[tuple]) -> tuple:
-        """``f[i, j, k]`` or ``f[i, j, k][n, ...]`` -> an ``index`` expression."""
-        if not isinstance(node.value, ast.Subscript):
+        """``f[i, j, k]``, ``f[i, j, k][n, ...]`` or ``f.at(K=k)[n, ...]`` -> an ``index``
+        (or ``absk``) expression."""
+        if isinstance(node.value, ast.Call) and self.is_absolute_k(scope, node.value):
+            access = self.absolute_k(scope, node.value, pre)
+        elif not isinstance(node.value, ast.Subscript):
             return self.field_access(scope, node, pre)
-        access = self.field_access(scope, node.value, pre)
-        if access[0] != "index":
+        else:
+            access = self.field_access(scope, node.value, pre)
+        if access[0] not in ("index", "absk"):
             raise scope.error(
                 GTScriptSyntaxError, "only fields can take a data index", node
             )
@@ -1283,6 +1287,53 @@ class _Translator:
         if kind == "binding":
             return self.compose(scope, node, value, offsets)
         return ("index", *scope.position(node), field_name, offsets, ())
+
+    def is_absolute_k(self, scope: _Scope, node: ast.Call) -> bool:
+        """Whether a call is ``f.at(...)`` on a field (not a function of a namespace)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "at"):
+            return False
+        if not isinstance(func.value, ast.Name):
+            return False
+        return self.resolve_name(scope, func.value.id)[0] not in ("external", "global")
+
+    def absolute_k(self, scope: _Scope, node: ast.Call, pre: list[tuple]) -> tuple:
+        """``f.at(K=k)``: a read of field f at absolute K index k (0 is the first level of
+        the domain), centred in I and J, as GT4Py's cartesian gtscript allows."""
+        name = node.func.value.id
+        if node.args or [kw.arg for kw in node.keywords] != ["K"]:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"`{name}.at(...)` takes exactly one keyword argument, the absolute K index "
+                f"(e.g. `{name}.at(K=0)`); reads at an absolute index are centred in I and J",
+                node,
+            )
+        kind, value = self.resolve_name(scope, name)
+        if kind == "binding":  # a gtscript function parameter: the field passed as argument
+            if value[0] == "index" and value[4:] == ((0, 0, 0), ()):
+                value = ("name", *value[1:4])
+            if value[0] != "name":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{name}.at(K=...)` needs a field passed as the argument {name!r}, not an "
+                    f"expression, a shifted field or a data index of one",
+                    node,
+                )
+            field_name = value[3]
+        elif kind == "runtime" and self.params.get(name, ("field",))[0] == "scalar":
+            raise scope.error(
+                GTScriptSyntaxError, f"scalar parameter {name!r} cannot be indexed", node
+            )
+        elif kind == "missing" and scope.function is not None:
+            raise scope.error(
+                GTScriptSemanticError,
+                f"name {name!r} is not defined in gtscript function {scope.function!r}",
+                node,
+            )
+        else:
+            field_name = value if kind == "local" else name
+        kexpr = self.expr(scope, node.keywords[0].value, pre)
+        return ("absk", *scope.position(node), field_name, kexpr, ())
 
     def offsets(self, scope: _Scope, node: ast.Subscript, axes: str, pre: list[tuple]) -> tuple:
         """The (di, dj, dk) of an index; dk may be an expression (a variable K offset)."""
@@ -1395,6 +1446,8 @@ class _Translator:
     # ---------------------------------------------------------------- calls
 
     def expr_Call(self, scope: _Scope, node: ast.Call, pre: list[tuple]) -> tuple:
+        if self.is_absolute_k(scope, node):
+            return self.absolute_k(scope, node, pre)
         name = _construct_name(node)
         if name == _INLINED:
             return self.constant(scope, node, self.inlined_value(scope, node), "__INLINED(...)")

@@ -97,12 +97,13 @@ class _Field:
         shape = [(box[a][1] - box[a][0]) if n in self.axes else 1 for a, n in enumerate("IJK")]
         return block.reshape(shape)
 
-    def gather(self, box, off, kindex, data_index=()):
-        """Variable K offset: kindex (3-D, broadcastable) added to each point's own K."""
+    def gather(self, box, off, kindex, data_index=(), absolute=False):
+        """Variable K offset: kindex (3-D, broadcastable) added to each point's own K; or,
+        with absolute, the K index itself (``f.at(K=kindex)``, 0 the domain's first level)."""
         (i0, i1), (j0, j1), (k0, k1) = box
         ii = np.arange(i0, i1)[:, None, None] + off[0] + self.origin[0]
         jj = np.arange(j0, j1)[None, :, None] + off[1] + self.origin[1]
-        kk = np.arange(k0, k1)[None, None, :] + off[2] + self.origin[2] + kindex
+        kk = np.arange(k0, k1)[None, None, :] * (not absolute) + off[2] + self.origin[2] + kindex
         ii, jj, kk = np.broadcast_arrays(ii, jj, kk)
         if np.any(kk < 0) or np.any(kk >= self.array.shape[self.axes.index("K")]):
             raise IndexError("variable K offset reads outside the array")
@@ -133,9 +134,9 @@ class _Executor:
             return np.asarray(e[2], dtype=dtype)
         if tag == "field":
             return self.fields[e[2]].view(box, e[3], e[4])
-        if tag == "vfield":
+        if tag in ("vfield", "afield"):
             kindex = self.expr(e[4], box)
-            return self.fields[e[2]].gather(box, e[3], kindex, e[5])
+            return self.fields[e[2]].gather(box, e[3], kindex, e[5], absolute=tag == "afield")
         if tag == "scalar":
             return np.asarray(self.scalars[e[2]], dtype=dtype)
         if tag == "unop":

@@ -18,7 +18,8 @@ from . import _core, frontend, numpy_backend
 BACKENDS = ("cpu", "numpy", "cuda")
 
 #: Options that change the generated code (part of the cache key).
-_CODE_OPTIONS = {"literal_float_precision", "llvm_passes", "gpu_arch", "block_size"}
+_CODE_OPTIONS = {"literal_float_precision", "llvm_passes", "gpu_arch", "block_size",
+                 "inline_temporaries"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
 _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
                           "cache_settings", "dtypes", "raise_if_not_cached", "debug_mode"}

@@ -7,8 +7,12 @@ when the CUDA driver finds one (tests/test_cuda_gpu.py)."""
 from __future__ import annotations
 
 import copy
+import ctypes
+import hashlib
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -20,6 +24,7 @@ import pytest
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, I, J, computation, horizontal, interval, region
 from cuda_emulation.registry import cases, status
+from cuda_emulation.runner import build as build_emulation
 from cuda_emulation.runner import compiler, emulate
 
 CASES = cases()
@@ -195,14 +200,22 @@ def test_thomas_solver_in_k_is_exact_on_every_layout():
 # ============================================ the plan: shared memory, registers, kernels
 
 def test_offset_temporaries_live_in_shared_memory_and_point_ones_in_registers():
-    info = gtscript.stencil("cuda", _spine("hdiff_defn"))._cuda_info()
+    # with on-the-fly recomputation off, every temporary needs storage of its own kind
+    stored = {"inline_temporaries": 0}
+    info = gtscript.stencil("cuda", _spine("hdiff_defn"), **stored)._cuda_info()
     assert info["storage"] == {"lap_f": "shared", "res": "register", "flx": "shared", "fly": "shared"}
     assert len(info["kernels"]) == 1 and info["kernels"][0]["shared_bytes"] > 0
-    src = gtscript.stencil("cuda", _spine("hdiff_defn")).source()
+    src = gtscript.stencil("cuda", _spine("hdiff_defn"), **stored).source()
     assert src.count("__syncthreads();") >= 2
-    thomas = gtscript.stencil("cuda", _spine("thomas_defn"))._cuda_info()
+    thomas = gtscript.stencil("cuda", _spine("thomas_defn"), **stored)._cuda_info()
     assert thomas["storage"] == {"cp": "global", "dp": "global"}  # read at K - 1
     assert [k["computation"] for k in thomas["kernels"]] == [0, 1]
+
+
+def test_short_temporaries_are_computed_on_the_fly_by_default():
+    info = gtscript.stencil("cuda", _spine("hdiff_defn"))._cuda_info()
+    assert set(info["storage"].values()) <= {"unused", "register"}
+    compare_with_cpu((_spine("hdiff_defn"), None), _fields("inp", "coeff", "out", shape=(12, 11, 5)))
 
 
 def test_loads_are_grouped_before_arithmetic():
@@ -261,7 +274,7 @@ def k_dependency_defn(inp: Field[np.float64], mid: Field[np.float64], out: Field
 
 
 def test_parallel_k_offset_read_of_a_written_field_splits_the_kernel():
-    info = gtscript.stencil("cuda", k_dependency_defn)._cuda_info()
+    info = gtscript.stencil("cuda", k_dependency_defn, inline_temporaries=0)._cuda_info()
     assert len(info["kernels"]) == 2
     assert info["storage"]["t"] == "global"  # used by both kernels
     compare_with_cpu((k_dependency_defn, None), _fields("inp", "mid", "out"),
@@ -430,3 +443,251 @@ def test_without_nvrtc_import_and_cpu_work_and_cuda_says_what_was_looked_for(tmp
     assert done.returncode == 0, done.stderr
     assert "ERROR: the cuda backend needs NVRTC" in done.stdout
     assert "no-cuda/lib64 (CUDA_HOME)" in done.stdout and "pip install nvidia-cuda-nvrtc" in done.stdout
+
+
+# ================================================================== the cubin on disk
+
+CUDA_CACHE_SCRIPT = textwrap.dedent("""
+    import hashlib, json, sys
+    import numpy as np
+    import gtscript
+    from gtscript import PARALLEL, Field, computation, interval
+    from cuda_emulation.runner import emulate
+
+    @gtscript.stencil(backend="cuda", externals={"SCALE": 0.75})
+    def diffuse(inp: Field[np.float64], out: Field[np.float64]):
+        from __externals__ import SCALE
+        with computation(PARALLEL), interval(...):
+            tmp = inp[1, 0, 0] - inp[0, 0, 0]
+            out = SCALE * (tmp - tmp[-1, 0, 0])
+
+    compiles = diffuse._cuda_info()["nvrtc_compiles_in_process"]
+    inp = np.random.default_rng(5).uniform(-1, 1, (9, 7, 4))
+    out = np.full(inp.shape, 7.0)
+    emulate(diffuse)(inp, out, origin=(1, 0, 0), domain=(7, 7, 4))
+    np.save(sys.argv[1], out)
+    print(json.dumps({"build_info": diffuse.build_info, "nvrtc_compiles": compiles,
+                      "source_sha256": hashlib.sha256(diffuse.source().encode()).hexdigest()}))
+""")
+
+
+def _diffuse_reference(inp):
+    """The script's stencil by hand: out = 0.75 * (tmp - tmp[-1]) with tmp = inp[1] - inp[0]."""
+    out = np.full(inp.shape, 7.0)
+    tmp = inp[1:, :, :] - inp[:-1, :, :]  # tmp at i = 0 .. 7
+    out[1:8] = 0.75 * (tmp[1:8] - tmp[0:7])
+    return out
+
+
+def _run_cache_script(tmp_path, name):
+    script = tmp_path / "cuda_cache_script.py"
+    script.write_text(CUDA_CACHE_SCRIPT)
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(tests_dir)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([tests_dir, root, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / name)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr, np.load(tmp_path / name)
+
+
+def _cuda_entry_meta(entry):
+    meta = json.loads((entry / "meta.json").read_text())
+    assert meta["key"] == entry.name and meta["backend"] == "cuda"
+    for part, name in (("object", "kernel.cubin"), ("source", "kernel.cu")):
+        data = (entry / name).read_bytes()
+        assert meta[part]["file"] == name
+        assert meta[part]["size"] == len(data) > 0
+        assert meta[part]["sha256"] == hashlib.sha256(data).hexdigest()
+    assert sorted(p.name for p in entry.iterdir()) == ["kernel.cu", "kernel.cubin", "meta.json"]
+    return meta
+
+
+def test_a_fresh_process_loads_the_cubin_from_disk_without_nvrtc(tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(cache_dir))
+    first, _, out1 = _run_cache_script(tmp_path, "a.npy")
+    assert first["build_info"]["module_source"] == "build" and first["nvrtc_compiles"] >= 1
+    entry = cache_dir / first["build_info"]["cache_key"]
+    meta = _cuda_entry_meta(entry)
+    assert meta["target"].startswith(f"cuda/{first['build_info']['target']}/nvrtc-")
+    assert hashlib.sha256((entry / "kernel.cu").read_bytes()).hexdigest() == first["source_sha256"]
+
+    second, stderr, out2 = _run_cache_script(tmp_path, "b.npy")
+    assert "Warning" not in stderr, stderr
+    assert second["build_info"]["module_source"] == "disk"
+    assert second["nvrtc_compiles"] == 0  # the cubin came from disk: NVRTC never ran
+    assert second["build_info"]["cache_key"] == first["build_info"]["cache_key"]
+    assert second["source_sha256"] == first["source_sha256"]
+    inp = np.random.default_rng(5).uniform(-1, 1, (9, 7, 4))
+    np.testing.assert_array_equal(out2, out1)
+    np.testing.assert_allclose(out2, _diffuse_reference(inp), rtol=1e-13, atol=1e-13)
+
+
+def _cache_defn(inp: Field[np.float64], out: Field[np.float64]):
+    from __externals__ import SCALE
+
+    with computation(PARALLEL), interval(...):
+        tmp = inp[1, 0, 0] - inp[0, 0, 0]
+        out = SCALE * (tmp - tmp[-1, 0, 0])
+
+
+def _redecorate(scale):
+    """_cache_defn decorated again past the decorator's own table (which would return the
+    very same object): the C core computes the key and asks its memory and disk levels."""
+    stencil_module = sys.modules["gtscript.stencil"]
+    with stencil_module._memory_lock:
+        stencil_module._memory_cache.clear()
+    return gtscript.stencil("cuda", _cache_defn, externals={"SCALE": scale})
+
+
+_cache_scales = iter(range(1, 10**6))
+
+
+def _fresh_cuda(**options):
+    """A cuda stencil under a key no other test has built (the memory level outlives a test)."""
+    scale = 1.0 + next(_cache_scales) / 1024.0 + os.getpid() % 997 / 1e6
+    return scale, gtscript.stencil("cuda", _cache_defn, externals={"SCALE": scale}, **options)
+
+
+def _check_cache_defn(st, scale):
+    inp = np.random.default_rng(8).uniform(-1, 1, (9, 7, 4))
+    out, ref = np.full(inp.shape, 7.0), np.full(inp.shape, 7.0)
+    emulate(st)(inp, out, origin=(1, 0, 0), domain=(7, 7, 4))
+    tmp = inp[1:] - inp[:-1]
+    ref[1:8] = scale * (tmp[1:8] - tmp[0:7])
+    np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-13)
+
+
+def test_the_memory_level_and_an_in_process_disk_hit_skip_nvrtc(tmp_path, monkeypatch):
+    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(tmp_path / "cache"))
+    scale, st = _fresh_cuda()
+    assert st.build_info["module_source"] == "build"
+    compiles = st._cuda_info()["nvrtc_compiles_in_process"]
+    again = _redecorate(scale)
+    assert again is not st and again.cache_key == st.cache_key
+    assert again.build_info["module_source"] == "memory" and again.source() == st.source()
+    entry = tmp_path / "cache" / st.cache_key
+    backup = tmp_path / "backup"
+    shutil.copytree(entry, backup)
+    gtscript.cache.clear()  # forget the memory level (and the disk entry, restored next)
+    shutil.copytree(backup, entry)
+    third = _redecorate(scale)
+    assert third.build_info["module_source"] == "disk" and third.source() == st.source()
+    assert third._cuda_info()["nvrtc_compiles_in_process"] == compiles
+    _check_cache_defn(third, scale)
+
+
+def _rewrite_cuda_meta(entry, **changes):
+    meta = json.loads((entry / "meta.json").read_text())
+    meta.update(changes)
+    (entry / "meta.json").write_text(json.dumps(meta))
+
+
+CUDA_CORRUPTIONS = {
+    "garbage cubin": lambda e: (e / "kernel.cubin").write_bytes(
+        np.random.default_rng(1).bytes((e / "kernel.cubin").stat().st_size)),
+    "truncated cubin": lambda e: (e / "kernel.cubin").write_bytes((e / "kernel.cubin").read_bytes()[:64]),
+    "edited source": lambda e: (e / "kernel.cu").write_text((e / "kernel.cu").read_text() + "\n// edited\n"),
+    "files of another backend": lambda e: _rewrite_cuda_meta(
+        e, object=dict(json.loads((e / "meta.json").read_text())["object"], file="kernel.o")),
+    "wrong target": lambda e: _rewrite_cuda_meta(e, target="cuda/sm_10/nvrtc-1.0/block-32x8"),
+    "cpu backend": lambda e: _rewrite_cuda_meta(e, backend="cpu"),
+}
+
+
+@pytest.mark.parametrize("corruption", list(CUDA_CORRUPTIONS))
+def test_a_corrupted_cuda_entry_is_rebuilt_with_a_warning(corruption, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(cache_dir))
+    scale, st = _fresh_cuda()
+    entry = cache_dir / st.cache_key
+    backup = tmp_path / "backup"
+    shutil.copytree(entry, backup)
+    gtscript.cache.clear()
+    shutil.copytree(backup, entry)
+    CUDA_CORRUPTIONS[corruption](entry)
+    compiles = st._cuda_info()["nvrtc_compiles_in_process"]
+    with pytest.warns(RuntimeWarning, match="ignoring the entry .* rebuilding it"):
+        again = _redecorate(scale)
+    assert again.build_info["module_source"] == "build"
+    assert again._cuda_info()["nvrtc_compiles_in_process"] == compiles + 1
+    assert again.source() == st.source()
+    _cuda_entry_meta(entry)  # replaced by a good one
+    _check_cache_defn(again, scale)
+
+
+def test_arch_block_size_and_backend_change_the_cuda_key():
+    scale, _ = _fresh_cuda()
+    ext = {"SCALE": scale}
+
+    def key(backend="cuda", **options):
+        return gtscript.stencil(backend, _cache_defn, externals=ext, **options).cache_key
+
+    assert key(gpu_arch="sm_80") == key(gpu_arch="sm_80")
+    keys = {key(gpu_arch="sm_80"), key(gpu_arch="sm_90"), key(gpu_arch="sm_80", block_size=(16, 8)),
+            key(gpu_arch="sm_80", block_size=(32, 4)), key("cpu")}
+    assert len(keys) == 5
+    # the CUDA C names its kernels after the stencil: a renamed one gets its own cubin
+    assert key(gpu_arch="sm_80", name="renamed") != key(gpu_arch="sm_80")
+
+
+# ================================================================== streams
+
+def _last_stream(st):
+    lib = ctypes.CDLL(str(build_emulation(st.source())))
+    return ctypes.c_ulonglong.in_dll(lib, "gt_emu_last_stream")
+
+
+class _CupyLikeStream:
+    ptr = 0x1234
+
+
+class _NumbaLikeStream:
+    handle = ctypes.c_void_p(0x5678)
+
+
+class _TorchLikeStream:
+    cuda_stream = 0x9ABC
+
+
+@pytest.mark.parametrize("stream, handle", [(None, 0), (77, 77), (_CupyLikeStream(), 0x1234),
+                                            (_NumbaLikeStream(), 0x5678), (_TorchLikeStream(), 0x9ABC)],
+                         ids=["default", "int", "ptr", "ctypes-handle", "cuda_stream"])
+@pytest.mark.parametrize("device", [False, True], ids=["numpy", "cuda-array-interface"])
+def test_every_launch_runs_on_the_given_stream(stream, handle, device):
+    st = cuda(_spine("lap_lap_written_defn"))
+    rng = np.random.default_rng(4)
+    inp = rng.uniform(-1, 1, (12, 10, 8))
+    out, ref = np.full(inp.shape, 7.0), np.full(inp.shape, 7.0)
+    gtscript.stencil("cpu", _spine("lap_lap_written_defn"))(inp, ref)
+    last = _last_stream(st)
+    last.value = 0xDEAD
+    if device:
+        st(DeviceArray(inp, readonly=True), DeviceArray(out), stream=stream)
+    else:
+        st(inp, out, stream=stream)
+    assert last.value == handle
+    assert_same(out, ref, "results after the stream was synchronised")
+
+
+def test_bad_streams_are_rejected_naming_the_argument():
+    st = cuda(_spine("copy_defn"))
+    a, b = np.ones((3, 3, 3)), np.zeros((3, 3, 3))
+    with pytest.raises(TypeError, match="stream must be None .* not str"):
+        st(a, b, stream="default")
+    with pytest.raises(TypeError, match="stream must be"):
+        st(a, b, stream=True)
+    with pytest.raises(ValueError, match="stream must be a handle between 0"):
+        st(a, b, stream=-1)
+    assert (b == 0).all()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_only_the_cuda_backend_takes_stream(backend):
+    st = gtscript.stencil(backend, _spine("copy_defn"))
+    a, b = np.ones((3, 3, 3)), np.zeros((3, 3, 3))
+    for stream in (None, 0, _CupyLikeStream()):
+        with pytest.raises(TypeError, match="only the cuda backend takes stream="):
+            st(a, b, stream=stream)
+    assert (b == 0).all()

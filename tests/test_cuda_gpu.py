@@ -79,3 +79,25 @@ def test_gpu_arrays_are_used_in_place(lib):
         back = lambda t: t.cpu().numpy()  # noqa: E731
     gtscript.stencil("cuda", copy_defn, rebuild=True)(inp, out)
     np.testing.assert_array_equal(back(out), host)
+
+
+def test_calls_on_a_stream_of_the_driver():
+    """stream= on a real GPU: a non-blocking stream made with the driver API (in the primary
+    context the backend uses, current on this thread after a first call)."""
+    import ctypes
+    st = gtscript.stencil("cuda", copy_defn, rebuild=True)
+    host = np.random.default_rng(3).uniform(-1, 1, (33, 17, 5))
+    out = np.zeros_like(host)
+    st(host, out)
+    driver = ctypes.CDLL("libcuda.so.1")
+    stream = ctypes.c_void_p()
+    assert driver.cuStreamCreate(ctypes.byref(stream), 1) == 0  # CU_STREAM_NON_BLOCKING
+    try:
+        out[...] = 0.0
+        st(host, out, stream=stream.value)
+        np.testing.assert_array_equal(out, host)  # synchronised before the call returned
+        out[...] = 0.0
+        st(host, out, stream=type("Handle", (), {"handle": stream})())
+        np.testing.assert_array_equal(out, host)
+    finally:
+        driver.cuStreamDestroy_v2(stream)

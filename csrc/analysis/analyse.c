@@ -21,6 +21,11 @@ bool analyse_stencil(Stencil *st) {
     checks_dataflow(st);
     if (st->diag.kind != DIAG_NONE || !split_self_assignments(st) || !extents_compute(st))
         return false;
+    /* Compiled backends recompute short temporaries where they are read; the arguments'
+     * access facts (the contract with callers) stay those of the stencil as written. */
+    if (st->compute_on_the_fly &&
+        (!inline_temporaries(st) || !extents_recompute_keeping_contract(st)))
+        return false;
     schedule_columns(st);
     return true;
 }

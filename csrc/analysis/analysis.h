@@ -25,7 +25,9 @@ bool lower_control(Stencil *st);
 bool checks_dataflow(Stencil *st);
 bool split_self_assignments(Stencil *st);
 bool extents_compute(Stencil *st);
+bool extents_recompute_keeping_contract(Stencil *st);
 void schedule_columns(Stencil *st);
+bool inline_temporaries(Stencil *st);
 
 bool analyse_stencil(Stencil *st);
 

@@ -32,7 +32,17 @@ static void check_access(void *ctx, Expr *e) {
         diag_error(st, DIAG_SEMANTIC, e->line, e->col,
                    "'%s' is %s: it has no J axis and cannot be read with a J offset (%d)", s->name,
                    axes_desc(s->axes), o[1]);
-    if (!(s->axes & AX_K) && (o[2] != 0 || e->field.kexpr))
+    if (e->field.kabs && s->kind == SYM_TEMP)
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' is a temporary: .at(K=...) reads field parameters only (pass it in as a "
+                   "field, or read it with a K offset)",
+                   s->name);
+    else if (!(s->axes & AX_K) && e->field.kabs)
+        diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                   "'%s' is %s: it has no K axis and cannot be read at an absolute K index "
+                   "(.at(K=...))",
+                   s->name, axes_desc(s->axes));
+    else if (!(s->axes & AX_K) && (o[2] != 0 || e->field.kexpr))
         diag_error(st, DIAG_SEMANTIC, e->line, e->col,
                    "'%s' is %s: it has no K axis and cannot be read with a K offset", s->name,
                    axes_desc(s->axes));

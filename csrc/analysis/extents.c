@@ -234,3 +234,48 @@ bool extents_compute(Stencil *st) {
     min_levels(st);
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
+
+static void reset_symbol_facts(Symbol *s) {
+    s->read = s->written = s->has_access = s->kread_parallel = false;
+    s->first_write_line = 0;
+    memset(&s->access, 0, sizeof s->access);
+    memset(s->read_hext, 0, sizeof s->read_hext);
+}
+
+/*
+ * The argument fields' access facts are the stencil's contract with its callers (call-time
+ * validation, the default origin, field_info, aliasing): they come from the IR as the user
+ * wrote it, whatever a later transformation does to temporaries. After such a
+ * transformation (inline.c), this recomputes statement extents and temporaries' facts and
+ * keeps the arguments' facts and K constraints from the first computation.
+ */
+bool extents_recompute_keeping_contract(Stencil *st) {
+    int nf = st->nfields;
+    Symbol *saved = malloc(sizeof(Symbol) * (size_t)(st->nparams + 1));
+    KAccess *kept = malloc(sizeof(KAccess) * (size_t)(st->nkacc + 1));
+    if (saved == NULL || kept == NULL) {
+        free(saved);
+        free(kept);
+        return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    }
+    int nkept = 0;
+    for (int i = 0; i < st->nkacc; i++)
+        if (st->kacc[i].slot < nf) kept[nkept++] = st->kacc[i];
+    for (int i = 0; i < st->nparams; i++) saved[i] = *st->params[i];
+    for (int i = 0; i < st->nparams; i++) reset_symbol_facts(st->params[i]);
+    for (int i = 0; i < st->ntemps; i++) reset_symbol_facts(st->temps[i]);
+    st->nkacc = 0;
+    st->extended_writes = false;
+    bool ok = extents_compute(st);
+    if (ok) {
+        for (int i = 0; i < st->nparams; i++) *st->params[i] = saved[i];
+        int n = 0;
+        for (int i = 0; i < st->nkacc; i++)
+            if (st->kacc[i].slot >= nf) st->kacc[n++] = st->kacc[i];
+        st->nkacc = n;
+        for (int i = 0; i < nkept && ok; i++) ok = push_kacc(st, kept[i]);
+    }
+    free(saved);
+    free(kept);
+    return ok;
+}

@@ -133,16 +133,16 @@ static void koffset_source(void *ctx, Expr *e) {
 /* The call checks, before the kernel runs, that every variable K offset stays inside its
  * array (call/kbounds.c): the offset may only depend on values known then, that is on
  * scalar arguments and on fields the stencil does not write. */
-static bool check_koffset_sources(Stencil *st, Expr *kexpr) {
+static bool check_koffset_sources(Stencil *st, Expr *kexpr, const char *what) {
     KSources k = {st, NULL};
     expr_visit_fields(kexpr, koffset_source, &k);
     if (k.bad == NULL) return true;
     Symbol *s = k.bad->field.sym;
     return diag_error(st, DIAG_SEMANTIC, k.bad->line, k.bad->col,
-                      "a variable K offset cannot be computed from %s '%s': it may only depend on "
+                      "%s cannot be computed from %s '%s': it may only depend on "
                       "scalar parameters and on fields the stencil does not write, so that the "
                       "call can check before running that every read stays inside the array",
-                      s->kind == SYM_TEMP ? "the temporary" : "the field written by this stencil",
+                      what, s->kind == SYM_TEMP ? "the temporary" : "the field written by this stencil",
                       s->name);
 }
 
@@ -207,13 +207,14 @@ static bool infer(Stencil *st, Expr *e) {
         e->type = e->field.sym->dtype;
         e->weak = false;
         if (e->field.kexpr) {
+            const char *what = e->field.kabs ? "an absolute K index" : "a variable K offset";
             if (!infer(st, e->field.kexpr)) return false;
             if (!dtype_is_int(e->field.kexpr->type))
                 return diag_error(st, DIAG_SEMANTIC, e->field.kexpr->line, e->field.kexpr->col,
-                                  "a variable K offset must be an integer, not %s",
+                                  "%s must be an integer, not %s", what,
                                   dtype_name(e->field.kexpr->type));
             e->field.kexpr = coerce(st, e->field.kexpr, DT_INT64);
-            if (e->field.kexpr == NULL || !check_koffset_sources(st, e->field.kexpr)) return false;
+            if (e->field.kexpr == NULL || !check_koffset_sources(st, e->field.kexpr, what)) return false;
         }
         return true;
     case E_SCALAR:

@@ -10,14 +10,13 @@ static CacheEntry *build_and_store(const CacheRequest *rq, bool replace, CacheBu
     char *obj = NULL, *source = NULL;
     size_t objlen = 0;
     if (!build(ctx, &obj, &objlen, &source)) return NULL;
-    JitModule jit = {0};
     char err[1024] = "";
-    CacheEntry *e = NULL;
-    if (!jit_load_object(obj, objlen, &jit, err, sizeof err)) {
-        PyErr_Format(PyExc_RuntimeError, "loading the compiled stencil '%s' failed: %s",
-                     rq->st->name, err);
-    } else if ((e = cache_entry_new(rq->key, jit, source)) == NULL) {
-        jit_unload(&jit);
+    CacheEntry *e =
+        cache_entry_from_object(rq->key, cache_format(rq)->jit, obj, objlen, source, err, sizeof err);
+    if (e == NULL) {
+        if (err[0])
+            PyErr_Format(PyExc_RuntimeError, "loading the compiled stencil '%s' failed: %s",
+                         rq->st->name, err);
     } else {
         source = NULL; /* owned by the entry */
         if (!cache_disk_store(rq, obj, objlen, e->source, replace)) {

@@ -15,8 +15,16 @@
 #include "cache/hash.h"
 #include "cache/key.h"
 
-enum { META_FORMAT = 1 };
-static const char OBJ_FILE[] = "kernel.o", SRC_FILE[] = "kernel.ll", META_FILE[] = "meta.json";
+/* Format 2: each file's record names it, and the backend's format decides the names. */
+enum { META_FORMAT = 2 };
+static const char META_FILE[] = "meta.json";
+
+const CacheFormat cache_format_cpu = {"kernel.o", "kernel.ll", true};
+const CacheFormat cache_format_cuda = {"kernel.cubin", "kernel.cu", false};
+
+const CacheFormat *cache_format(const CacheRequest *rq) {
+    return rq->format ? rq->format : &cache_format_cpu;
+}
 
 /* ---- metadata ----------------------------------------------------------------------- */
 
@@ -62,6 +70,7 @@ static PyObject *metadata_json(const CacheRequest *rq, const char *obj, size_t o
                                const char *src) {
     const CacheVersions *v = cache_versions();
     if (v == NULL) return NULL;
+    const CacheFormat *f = cache_format(rq);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     PyObject *meta = Py_BuildValue(
@@ -69,7 +78,8 @@ static PyObject *metadata_json(const CacheRequest *rq, const char *obj, size_t o
         "package", v->package, "core", v->core, "llvm", v->llvm, "backend", rq->backend, "target",
         rq->target, "name", rq->st->name ? rq->st->name : "", "created",
         (double)now.tv_sec + 1e-9 * (double)now.tv_nsec, "params", param_list(rq->st), "object",
-        file_info(OBJ_FILE, obj, objlen), "source", file_info(SRC_FILE, src, strlen(src)));
+        file_info(f->object_file, obj, objlen), "source",
+        file_info(f->source_file, src, strlen(src)));
     if (meta == NULL) return NULL;
     PyObject *text = json_call("dumps", meta);
     Py_DECREF(meta);
@@ -118,6 +128,8 @@ static const char *read_checked(int dfd, const char *name, PyObject *meta, const
     size_t size;
     const char *hash;
     if (!meta_file(meta, field, &size, &hash)) return "malformed metadata";
+    if (!meta_is(PyDict_GetItemString(meta, field), "file", name))
+        return "its metadata names other files";
     *out = fs_read_at(dfd, name, size);
     if (*out == NULL) {
         if (errno == ENOENT) *vanished = true;
@@ -169,9 +181,11 @@ static const char *read_entry(int dfd, const CacheRequest *rq, Loaded *L) {
         return "its metadata is not valid JSON";
     }
     const char *why = check_meta(meta, rq);
+    const CacheFormat *f = cache_format(rq);
     if (why == NULL)
-        why = read_checked(dfd, OBJ_FILE, meta, "object", &L->obj, &L->objlen, &L->vanished);
-    if (why == NULL) why = read_checked(dfd, SRC_FILE, meta, "source", &L->src, NULL, &L->vanished);
+        why = read_checked(dfd, f->object_file, meta, "object", &L->obj, &L->objlen, &L->vanished);
+    if (why == NULL)
+        why = read_checked(dfd, f->source_file, meta, "source", &L->src, NULL, &L->vanished);
     Py_DECREF(meta);
     return why;
 }
@@ -192,17 +206,18 @@ static DiskResult load_from(const char *path, const CacheRequest *rq, CacheEntry
     if (dfd < 0) return errno == ENOENT ? DISK_MISS : invalid(path, strerror(errno), replace);
     Loaded L = {0};
     const char *why = read_entry(dfd, rq, &L);
-    JitModule jit = {0};
     char err[1024] = "";
-    if (why == NULL && !jit_load_object(L.obj, L.objlen, &jit, err, sizeof err)) why = err;
+    if (why == NULL &&
+        (*out = cache_entry_from_object(rq->key, cache_format(rq)->jit, L.obj, L.objlen, L.src, err,
+                                        sizeof err)) == NULL)
+        why = err[0] ? err : NULL;
     DiskResult r = DISK_HIT;
-    if (why != NULL) {
+    if (*out == NULL && why == NULL) {
+        free(L.src);
+        r = DISK_ERROR; /* a Python exception (no memory) */
+    } else if (why != NULL) {
         free(L.src);
         r = L.vanished ? (*replace = true, DISK_MISS) : invalid(path, why, replace);
-    } else if ((*out = cache_entry_new(rq->key, jit, L.src)) == NULL) {
-        jit_unload(&jit);
-        free(L.src);
-        r = DISK_ERROR;
     } else {
         utimensat(dfd, META_FILE, NULL, 0); /* a use, for least-recently-used eviction */
     }
@@ -251,8 +266,9 @@ static bool write_files(const char *tmp, const CacheRequest *rq, const char *obj
                         const char *src, PyObject *meta) {
     int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd < 0) return false;
-    bool ok = fs_write_at(dfd, OBJ_FILE, obj, objlen) &&
-              fs_write_at(dfd, SRC_FILE, src, strlen(src)) &&
+    const CacheFormat *f = cache_format(rq);
+    bool ok = fs_write_at(dfd, f->object_file, obj, objlen) &&
+              fs_write_at(dfd, f->source_file, src, strlen(src)) &&
               fs_write_at(dfd, META_FILE, PyBytes_AS_STRING(meta), (size_t)PyBytes_GET_SIZE(meta));
     int saved = errno;
     close(dfd);

@@ -24,6 +24,31 @@ CacheEntry *cache_entry_new(const char *key, JitModule jit, char *source) {
     return e;
 }
 
+CacheEntry *cache_entry_from_object(const char *key, bool jit, const char *obj, size_t objlen,
+                                    char *source, char *err, size_t errlen) {
+    JitModule m = {0};
+    char *bytes = NULL;
+    err[0] = '\0';
+    if (jit && !jit_load_object(obj, objlen, &m, err, errlen)) {
+        if (err[0] == '\0') snprintf(err, errlen, "the JIT rejected the object file");
+        return NULL;
+    }
+    if (!jit && (bytes = malloc(objlen ? objlen : 1)) == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (bytes) memcpy(bytes, obj, objlen);
+    CacheEntry *e = cache_entry_new(key, m, source);
+    if (e == NULL) {
+        jit_unload(&m);
+        free(bytes);
+        return NULL;
+    }
+    e->object = bytes;
+    e->objlen = bytes ? objlen : 0;
+    return e;
+}
+
 void cache_entry_ref(CacheEntry *e) {
     e->refs++;
 }
@@ -31,6 +56,7 @@ void cache_entry_ref(CacheEntry *e) {
 void cache_entry_unref(CacheEntry *e) {
     if (e == NULL || --e->refs > 0) return;
     jit_unload(&e->jit);
+    free(e->object);
     free(e->source);
     free(e);
 }

@@ -18,8 +18,10 @@
 typedef struct CacheEntry {
     Py_ssize_t refs;
     char key[CACHE_HEX_LEN + 1];
-    JitModule jit;
-    char *source; /* optimised LLVM IR text, for Module.source(); may be NULL */
+    JitModule jit;       /* cpu: the code loaded into the JIT */
+    char *object;        /* backends loaded outside the JIT (cuda): the object's bytes (a cubin) */
+    size_t objlen;
+    char *source;        /* source text for Module.source() (LLVM IR, CUDA C); may be NULL */
 } CacheEntry;
 
 /* This process's cache activity, reported by gtscript.cache.info(). */
@@ -30,6 +32,12 @@ extern CacheStats cache_stats;
 
 /* A new entry holding one reference; takes ownership of `jit` and `source`. */
 CacheEntry *cache_entry_new(const char *key, JitModule jit, char *source);
+/* A new entry from an object file: loaded into the JIT when `jit`, else a copy of its bytes
+ * kept for a loader outside the cache (the cuda driver). Takes ownership of `source` on
+ * success. NULL either with the loader's complaint in err (no Python exception: the object
+ * is bad) or, with err empty, a Python exception set. */
+CacheEntry *cache_entry_from_object(const char *key, bool jit, const char *obj, size_t objlen,
+                                    char *source, char *err, size_t errlen);
 void cache_entry_ref(CacheEntry *e);
 void cache_entry_unref(CacheEntry *e);
 

@@ -53,6 +53,10 @@ static bool bind_args(const Stencil *st, PyObject *args, PyObject *kwargs, Bound
         while (PyDict_Next(kwargs, &pos, &key, &val)) {
             const char *k = PyUnicode_AsUTF8(key);
             if (k == NULL) return false;
+            if (strcmp(k, "stream") == 0) { /* the cuda call path takes it out before binding */
+                PyErr_Format(PyExc_TypeError, "%s(): only the cuda backend takes stream=", st->name);
+                return false;
+            }
             if (is_option(k)) {
                 if (k[0] == 'o') *origin = val;
                 else if (k[0] == 'd') *domain = val;

@@ -6,7 +6,9 @@
  * - NumPy arrays are copied to the device (overlapping arrays share one copy, so aliasing
  *   behaves as on the cpu) and the written ones copied back;
  * - the kernels are launched in order with the GIL released. The thread mapping follows
- *   the first written field's strides: threadIdx.x runs along its unit-stride axis.
+ *   the first written field's strides: threadIdx.x runs along its unit-stride axis;
+ * - copies and launches are queued on the call's stream= (the default stream when None),
+ *   which is synchronised before the call returns, whatever kind the arrays are.
  */
 #include "call/call.h"
 
@@ -104,6 +106,56 @@ static bool make_views(Views *v, PyObject *args, PyObject *kwargs) {
     return true;
 }
 
+/* ---- the stream ---------------------------------------------------------------------- */
+
+static bool is_handle(PyObject *o) {
+    return o == Py_None || (PyLong_Check(o) && !PyBool_Check(o));
+}
+
+/* The CUstream that stream= names: None (the default stream), an integer handle, or another
+ * library's stream object: .ptr (CuPy), .handle (Numba: an int or a ctypes c_void_p, whose
+ * .value is the handle), .cuda_stream (PyTorch). */
+static bool stream_handle(PyObject *o, DevStream *out) {
+    static const char *const attrs[] = {"ptr", "handle", "cuda_stream", "value"};
+    PyObject *v = Py_NewRef(o);
+    for (int depth = 0; depth < 3 && !is_handle(v); depth++) {
+        PyObject *next = NULL;
+        for (size_t a = 0; next == NULL && a < sizeof attrs / sizeof *attrs; a++) {
+            next = PyObject_GetAttrString(v, attrs[a]);
+            if (next == NULL && !PyErr_ExceptionMatches(PyExc_AttributeError)) goto fail;
+            PyErr_Clear();
+        }
+        Py_DECREF(v);
+        if ((v = next) == NULL) break;
+    }
+    if (v == NULL || !is_handle(v)) {
+        PyErr_Format(PyExc_TypeError,
+                     "stream must be None (the default stream), an integer CUstream handle, or a stream "
+                     "object with .ptr or .handle (CuPy, Numba) or .cuda_stream (PyTorch), not %s",
+                     Py_TYPE(o)->tp_name);
+        goto fail;
+    }
+    *out = v == Py_None ? 0 : (DevStream)PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "stream must be a handle between 0 and 2**64 - 1");
+        goto fail;
+    }
+    Py_DECREF(v);
+    return true;
+fail:
+    Py_XDECREF(v);
+    return false;
+}
+
+/* Removes stream= from the call's keyword arguments (it is no stencil argument). */
+static bool take_stream(Views *v, DevStream *out) {
+    *out = 0;
+    PyObject *o = v->kwargs ? PyDict_GetItemString(v->kwargs, "stream") : NULL; /* borrowed */
+    if (o == NULL) return true;
+    return stream_handle(o, out) && PyDict_DelItemString(v->kwargs, "stream") == 0;
+}
+
 static bool is_device(const Views *v, PyObject *o) {
     for (int i = 0; i < v->ndev; i++)
         if (v->dev[i] == o) return true;
@@ -166,6 +218,7 @@ typedef struct Launch {
     unsigned grid[2], block[2];
     int bi, bj;
     int64_t nk;
+    DevStream stream;
     char err[1024];
 } Launch;
 
@@ -182,7 +235,7 @@ static bool launch_one(Launch *L, int k, int64_t klo, int64_t khi) {
     unsigned grid[3] = {L->grid[0], L->grid[1], K->kchunks ? k_blocks(L) : 1};
     unsigned block[3] = {L->block[0], L->block[1], 1};
     size_t smem = cuda_smem_bytes(L->st, &L->c->prog, k, L->bi, L->bj);
-    return rt_launch(L->rt, k, grid, block, smem, L->args, klo, khi, L->err, sizeof L->err);
+    return rt_launch(L->rt, k, grid, block, smem, L->args, klo, khi, L->stream, L->err, sizeof L->err);
 }
 
 /* Every kernel in order; a FORWARD/BACKWARD computation split into several kernels runs
@@ -205,14 +258,14 @@ static bool run_kernels(Launch *L) {
         }
         q = r;
     }
-    return rt_sync(L->rt, L->err, sizeof L->err);
+    return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err);
 }
 
 static bool copy_in(Launch *L) {
     for (int i = 0; i < L->nregions; i++) {
         Region *r = &L->regions[i];
         if (!rt_alloc(L->rt, (size_t)(r->hi - r->lo), &r->dev, L->err, sizeof L->err) ||
-            !rt_h2d(L->rt, r->dev, r->lo, (size_t)(r->hi - r->lo), L->err, sizeof L->err))
+            !rt_h2d(L->rt, r->dev, r->lo, (size_t)(r->hi - r->lo), L->stream, L->err, sizeof L->err))
             return false;
     }
     return true;
@@ -221,9 +274,11 @@ static bool copy_in(Launch *L) {
 static bool copy_out(Launch *L) {
     for (int i = 0; i < L->nregions; i++) {
         Region *r = &L->regions[i];
-        if (r->written && !rt_d2h(L->rt, r->lo, r->dev, (size_t)(r->hi - r->lo), L->err, sizeof L->err)) return false;
+        if (r->written &&
+            !rt_d2h(L->rt, r->lo, r->dev, (size_t)(r->hi - r->lo), L->stream, L->err, sizeof L->err))
+            return false;
     }
-    return true;
+    return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err); /* the results are on the host now */
 }
 
 /* The first written field with both I and J axes decides which axis threadIdx.x follows. */
@@ -318,9 +373,9 @@ static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
     return true;
 }
 
-static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
+static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream, double t0) {
     const Stencil *st = m->st;
-    Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2]};
+    Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream};
     int nslots = stencil_nslots(st);
     size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES, nsc = (size_t)st->nscalars + 1;
     Buffers B = {0};
@@ -373,7 +428,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
         L.args[1] = B.args + 8 * nptr;
         L.args[2] = L.args[1] + 8 * nstr;
         L.args[3] = L.args[2] + 8 * 4;
-        ok = rt_h2d(L.rt, B.args, B.host, B.hostlen, L.err, sizeof L.err);
+        ok = rt_h2d(L.rt, B.args, B.host, B.hostlen, L.stream, L.err, sizeof L.err);
     }
     /* arrays of other libraries may still be written by work queued on their streams */
     if (ok && v->ndev) ok = rt_sync(L.rt, L.err, sizeof L.err);
@@ -390,6 +445,8 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, double t0) {
     result = Py_NewRef(Py_None);
 done:
     if (L.rt) {
+        char ignored[256];
+        if (!ok) rt_sync_stream(L.rt, L.stream, ignored, sizeof ignored); /* nothing queued still uses them */
         for (int i = 0; i < L.nregions; i++) rt_free(L.rt, L.regions[i].dev);
         for (int t = 0; B.slab && t < st->ntemps; t++) rt_free(L.rt, B.slab[t]);
         rt_free(L.rt, B.args);
@@ -428,7 +485,8 @@ static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs
         for (int i = 0; i < m->st->comps[c].nintervals; i++)
             if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body)) {
                 PyErr_Format(PyExc_ValueError,
-                             "stencil '%s' reads fields at variable K offsets, which are checked against "
+                             "stencil '%s' reads fields at variable K offsets or absolute K indices "
+                             "(.at(K=...)), which are checked against "
                              "the arrays on the host: pass NumPy arrays, or GPU arrays with validate_args=False",
                              m->st->name);
                 return false;
@@ -445,8 +503,10 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     Views v;
     PyObject *result = NULL;
     Bound b;
-    if (make_views(&v, args, kwargs) && check_device_kexpr(m, &v, kwargs) && bind_all(m, v.args, v.kwargs, &b))
-        result = run(m, &v, &b, t0);
+    DevStream stream;
+    if (make_views(&v, args, kwargs) && take_stream(&v, &stream) && check_device_kexpr(m, &v, kwargs) &&
+        bind_all(m, v.args, v.kwargs, &b))
+        result = run(m, &v, &b, stream, t0);
     Py_XDECREF(v.args);
     Py_XDECREF(v.kwargs);
     return result;

@@ -1,5 +1,6 @@
 /*
- * Call-time validation of variable K offsets. The build rejects offsets that depend on
+ * Call-time validation of variable K offsets and absolute K indices (f.at(K=...), the same
+ * rules with the level read independent of the point's own). The build rejects offsets that depend on
  * temporaries or on fields the stencil writes (types.c), so an offset is a function of the
  * arguments only and can be evaluated here, before the kernel runs, with exactly the
  * arithmetic the generated code uses (the IR is fully typed: every cast is explicit).
@@ -278,21 +279,22 @@ static bool read_column(KCtx *c, const Expr *e, Col p, const Val *kv, Val *out) 
         return true;
     }
     npy_intp nk = PyArray_DIM(a, dk), sk = PyArray_STRIDE(a, dk);
-    int64_t k = origin[2] + p.k0 + e->field.off[2];
+    /* an absolute index (f.at(K=...)) is kv itself: it does not move with the level */
+    int64_t k = origin[2] + (e->field.kabs ? 0 : p.k0 + e->field.off[2]), step = !e->field.kabs;
     for (int64_t m = 0; m < p.n; m++) {
-        int64_t x = k + m + (kv ? kv[m].i : 0);
+        int64_t x = k + m * step + (kv ? kv[m].i : 0);
         if (x < 0 || x >= nk) return outside(c, s, 2, x, nk);
     }
     /* the common index dtypes without a per-element dispatch */
 #define READ(T, field)                                                                             \
     for (int64_t m = 0; m < p.n; m++) {                                                            \
         T v;                                                                                       \
-        memcpy(&v, base + (k + m + (kv ? kv[m].i : 0)) * sk, sizeof v);                            \
+        memcpy(&v, base + (k + m * step + (kv ? kv[m].i : 0)) * sk, sizeof v);                     \
         out[m].field = v;                                                                          \
     }
     if (e->type == DT_INT32) READ(int32_t, i)
     else if (e->type == DT_INT64) READ(int64_t, i)
-    else for (int64_t m = 0; m < p.n; m++) out[m] = load(e->type, base + (k + m + (kv ? kv[m].i : 0)) * sk);
+    else for (int64_t m = 0; m < p.n; m++) out[m] = load(e->type, base + (k + m * step + (kv ? kv[m].i : 0)) * sk);
 #undef READ
     return true;
 }
@@ -446,12 +448,13 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     char from[512] = "";
     sources(e->field.kexpr, from, sizeof from);
     PyErr_Format(PyExc_ValueError,
-                 "argument '%s': the variable K offset on line %d reads K index %lld of the array "
+                 "argument '%s': the %s on line %d reads K index %lld of the array "
                  "(origin %lld + level %lld) at point (%lld, %lld, %lld) of the domain, outside "
-                 "its %zd levels; the offset is computed from %s",
-                 s->name, e->line, (long long)x, (long long)c->origin[s->index][2],
+                 "its %zd levels; the %s is computed from %s",
+                 s->name, e->field.kabs ? "absolute K index .at(K=...)" : "variable K offset",
+                 e->line, (long long)x, (long long)c->origin[s->index][2],
                  (long long)level, (long long)p[0], (long long)p[1], (long long)p[2], nk,
-                 from[0] ? from : "constants");
+                 e->field.kabs ? "index" : "offset", from[0] ? from : "constants");
     return false;
 }
 
@@ -483,14 +486,15 @@ static bool check_box(KCtx *c, const Expr *e, const Box *box) {
         for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
             Col col = {i, j, c->ks, n};
             if (!(ok = veval(c, e->field.kexpr, col, kv, kv + n))) break;
-            int64_t mlo = 0, mhi = 0;
+            /* the level read is the point's own plus the offset, or the absolute index */
+            int64_t step = !e->field.kabs, mlo = 0, mhi = 0;
             for (int64_t m = 1; m < n; m++) {
-                if (m + kv[m].i < mlo + kv[mlo].i) mlo = m;
-                if (m + kv[m].i > mhi + kv[mhi].i) mhi = m;
+                if (m * step + kv[m].i < mlo * step + kv[mlo].i) mlo = m;
+                if (m * step + kv[m].i > mhi * step + kv[mhi].i) mhi = m;
             }
             int64_t plo[3] = {i, j, c->ks + mlo}, phi[3] = {i, j, c->ks + mhi};
-            ok = level_ok(c, e, plo, plo[2] + e->field.off[2] + kv[mlo].i) &&
-                 level_ok(c, e, phi, phi[2] + e->field.off[2] + kv[mhi].i);
+            ok = level_ok(c, e, plo, (plo[2] + e->field.off[2]) * step + kv[mlo].i) &&
+                 level_ok(c, e, phi, (phi[2] + e->field.off[2]) * step + kv[mhi].i);
         }
     free(kv);
     return ok;

@@ -32,6 +32,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         int64_t column = 0; /* bytes of all temporaries in one (i, j) column */
         for (int t = 0; t < st->ntemps; t++) {
             const Extent *e = &st->temps[t]->access;
+            if (!st->temps[t]->has_access) continue;
             column += (n[2] + e->hi[2] - e->lo[2]) * dtype_size(st->temps[t]->dtype);
         }
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
@@ -82,6 +83,7 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
         for (int t = 0; t < st->ntemps; t++) {
             const Symbol *s = st->temps[t];
             const Extent *e = &s->access;
+            if (!s->has_access) continue; /* computed on the fly everywhere (inline.c) */
             int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
             int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
                               domain[2] - e->lo[2] + e->hi[2]};

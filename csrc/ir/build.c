@@ -159,6 +159,24 @@ static Expr *index_expr(Builder *b, PyObject *node, int line, int col) {
     return e;
 }
 
+/* ("absk", line, col, id, kexpr, data_index): f.at(K=kexpr), a read at an absolute K index. */
+static Expr *absk_expr(Builder *b, PyObject *node, int line, int col) {
+    const char *id = get_str(b, node, 3);
+    PyObject *k = get_item(b, node, 4), *didx = get_item(b, node, 5);
+    if (id == NULL || k == NULL || didx == NULL) return NULL;
+    Expr *e = name_expr(b, id, line, col);
+    if (e == NULL) return NULL;
+    if (e->kind == E_SCALAR) {
+        diag_error(b->st, DIAG_SEMANTIC, line, col, "scalar parameter '%s' cannot be indexed", id);
+        return NULL;
+    }
+    e->field.kabs = true;
+    e->field.kexpr = build_expr(b, k);
+    if (e->field.kexpr == NULL) return NULL;
+    if (!build_data_index(b, didx, &e->field.ndi, e->field.data_index, line, col)) return NULL;
+    return e;
+}
+
 static bool parse_op(const char *s, Op *op) {
     static const char *const names[] = {"+", "-", "*", "/", "//", "%", "**"};
     for (int i = 0; i < 7; i++)
@@ -254,6 +272,7 @@ static Expr *build_expr(Builder *b, PyObject *node) {
         return id ? name_expr(b, id, line, col) : NULL;
     }
     if (strcmp(tag, "index") == 0) return index_expr(b, node, line, col);
+    if (strcmp(tag, "absk") == 0) return absk_expr(b, node, line, col);
     if (strcmp(tag, "binop") == 0 || strcmp(tag, "cmp") == 0) {
         const char *ops = get_str(b, node, 3);
         Op op;

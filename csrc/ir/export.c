@@ -39,7 +39,8 @@ static PyObject *export_expr(const Expr *e) {
                 Py_DECREF(di);
                 return NULL;
             }
-            return Py_BuildValue("(sss(iii)NN)", "vfield", t, e->field.sym->name, o[0], o[1], o[2],
+            return Py_BuildValue("(sss(iii)NN)", e->field.kabs ? "afield" : "vfield", t,
+                                 e->field.sym->name, o[0], o[1], o[2],
                                  k, di);
         }
         return Py_BuildValue("(sss(iii)N)", "field", t, e->field.sym->name, o[0], o[1], o[2], di);

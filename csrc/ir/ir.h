@@ -104,6 +104,7 @@ struct Expr {
             Symbol *sym;
             int off[3];
             Expr *kexpr; /* variable K offset (int expr), or NULL */
+            bool kabs;   /* f.at(K=kexpr): kexpr is the absolute K index (off all 0) */
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
         } field;
@@ -242,6 +243,7 @@ typedef struct Stencil {
     bool extended_writes;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
+    bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */
 } Stencil;
 
 /* Records the first error (later ones only increase the count); returns false for `return`. */

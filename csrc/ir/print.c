@@ -17,6 +17,13 @@ void ir_print_expr(const Expr *e, StrBuf *o) {
             sb_printf(o, ":%s", dtype_name(e->type));
         return;
     case E_FIELD:
+        if (e->field.kabs) {
+            sb_printf(o, "%s.at(K=", e->field.sym->name);
+            ir_print_expr(e->field.kexpr, o);
+            sb_puts(o, ")");
+            for (int i = 0; i < e->field.ndi; i++) sb_printf(o, "[%d]", e->field.data_index[i]);
+            return;
+        }
         sb_printf(o, "%s[%d, %d, ", e->field.sym->name, e->field.off[0], e->field.off[1]);
         if (e->field.kexpr) {
             ir_print_expr(e->field.kexpr, o);

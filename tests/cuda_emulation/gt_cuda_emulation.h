@@ -98,6 +98,10 @@ static void *gt_emu_thread(void *arg) {
     return NULL;
 }
 
+/* The stream handle the caller gave the last launch: the emulated device runs every launch
+ * synchronously on the calling thread, so it only records the handle, for the tests. */
+unsigned long long gt_emu_last_stream;
+
 /* Runs kernel<<<grid, block, smem>>>(...); 0 on success. */
 int gt_emu_launch(gt_emu_kernel kernel, const unsigned grid[3], const unsigned block[3], size_t smem,
                   char *const *ptrs, const long long *strides, const long long *domain, const char *scalars,

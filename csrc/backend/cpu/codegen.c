@@ -328,7 +328,8 @@ static LLVMValueRef emit_expr(CG *g, const Expr *e) {
         return LLVMConstInt(ty(g, e->type), (unsigned long long)e->cnst.i, 1);
     case E_FIELD: {
         LLVMValueRef dk = LLVMBuildNSWAdd(b, g->k, c64(g, e->field.off[2]), "");
-        if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, emit_expr(g, e->field.kexpr), "");
+        if (e->field.kabs) dk = emit_expr(g, e->field.kexpr); /* K index from the origin */
+        else if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, emit_expr(g, e->field.kexpr), "");
         LLVMValueRef addr = address(g, e->field.sym, LLVMBuildNSWAdd(b, g->i, c64(g, e->field.off[0]), ""),
                                     LLVMBuildNSWAdd(b, g->j, c64(g, e->field.off[1]), ""), dk,
                                     e->field.ndi, e->field.data_index);

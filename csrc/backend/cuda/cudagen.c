@@ -266,7 +266,14 @@ static const char *read_access(void *ctx, const Expr *e) {
         sb_puts(&kx, "(long long)");
         cuda_expr(&x, &kx, e->field.kexpr);
     }
-    address(w, &addr, s, e->field.off, kx.data, e->field.ndi, e->field.data_index);
+    if (e->field.kabs) { /* f.at(K=...): the K term is the index itself, not k + offset */
+        const char *k = w->k;
+        w->k = "0LL";
+        address(w, &addr, s, e->field.off, kx.data, e->field.ndi, e->field.data_index);
+        w->k = k;
+    } else {
+        address(w, &addr, s, e->field.off, kx.data, e->field.ndi, e->field.data_index);
+    }
     char base[16], type[64];
     snprintf(base, sizeof base, "x%d", w->nload_names++);
     snprintf(type, sizeof type, "const %s", cuda_ctype(e->type));

@@ -34,6 +34,9 @@ static struct {
     CUresult (*MemFree)(DevPtr);
     CUresult (*MemcpyHtoD)(DevPtr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, DevPtr, size_t);
+    CUresult (*MemcpyHtoDAsync)(DevPtr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, DevPtr, size_t, CUstream);
+    CUresult (*StreamSynchronize)(CUstream);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
 } D;
@@ -73,6 +76,9 @@ static bool cu_bind(void *h, char *err, size_t errlen) {
     SYM(MemFree, "cuMemFree_v2");
     SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
     SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
+    SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    SYM(StreamSynchronize, "cuStreamSynchronize");
     SYM(LaunchKernel, "cuLaunchKernel");
 #undef SYM
     return true;
@@ -164,6 +170,7 @@ bool rt_load_emulation(CudaRuntime *rt, const char *path, const char *const *nam
     rt->fn = calloc((size_t)n + 1, sizeof *rt->fn);
     rt->nfn = n;
     rt->launcher = dlsym(rt->handle, "gt_emu_launch");
+    rt->stream_log = dlsym(rt->handle, "gt_emu_last_stream"); /* optional */
     if (rt->fn == NULL || rt->launcher == NULL) {
         snprintf(err, errlen, "%s has no gt_emu_launch (was it built with the emulation header?)", path);
         goto fail;
@@ -211,20 +218,23 @@ void rt_free(const CudaRuntime *rt, DevPtr p) {
     else D.MemFree(p);
 }
 
-bool rt_h2d(const CudaRuntime *rt, DevPtr dst, const void *src, size_t n, char *err, size_t errlen) {
+bool rt_h2d(const CudaRuntime *rt, DevPtr dst, const void *src, size_t n, DevStream stream, char *err,
+            size_t errlen) {
     if (rt->emulated) {
         memcpy((void *)(uintptr_t)dst, src, n);
         return true;
     }
-    return cu_current(err, errlen) && cu_check(D.MemcpyHtoD(dst, src, n), "cuMemcpyHtoD", err, errlen);
+    return cu_current(err, errlen) &&
+           cu_check(D.MemcpyHtoDAsync(dst, src, n, (CUstream)(uintptr_t)stream), "cuMemcpyHtoDAsync", err, errlen);
 }
 
-bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, char *err, size_t errlen) {
+bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, DevStream stream, char *err, size_t errlen) {
     if (rt->emulated) {
         memcpy(dst, (const void *)(uintptr_t)src, n);
         return true;
     }
-    return cu_current(err, errlen) && cu_check(D.MemcpyDtoH(dst, src, n), "cuMemcpyDtoH", err, errlen);
+    return cu_current(err, errlen) &&
+           cu_check(D.MemcpyDtoHAsync(dst, src, n, (CUstream)(uintptr_t)stream), "cuMemcpyDtoHAsync", err, errlen);
 }
 
 typedef void (*EmuKernel)(char *const *, const long long *, const long long *, const char *, long long, long long);
@@ -232,8 +242,9 @@ typedef int (*EmuLaunch)(EmuKernel, const unsigned *, const unsigned *, size_t, 
                          const long long *, const char *, long long, long long);
 
 bool rt_launch(const CudaRuntime *rt, int k, const unsigned grid[3], const unsigned block[3], size_t smem,
-               const DevPtr args[4], long long klo, long long khi, char *err, size_t errlen) {
+               const DevPtr args[4], long long klo, long long khi, DevStream stream, char *err, size_t errlen) {
     if (rt->emulated) {
+        if (rt->stream_log) *(unsigned long long *)rt->stream_log = stream;
         EmuLaunch launch;
         *(void **)&launch = rt->launcher;
         EmuKernel kern;
@@ -247,11 +258,17 @@ bool rt_launch(const CudaRuntime *rt, int k, const unsigned grid[3], const unsig
     void *params[6] = {&a0, &a1, &a2, &a3, &klo, &khi};
     return cu_current(err, errlen) &&
            cu_check(D.LaunchKernel(rt->fn[k], grid[0], grid[1], grid[2], block[0], block[1], block[2], (unsigned)smem,
-                                   NULL, params, NULL),
+                                   (CUstream)(uintptr_t)stream, params, NULL),
                     "cuLaunchKernel", err, errlen);
 }
 
 bool rt_sync(const CudaRuntime *rt, char *err, size_t errlen) {
     if (rt->emulated) return true;
     return cu_current(err, errlen) && cu_check(D.CtxSynchronize(), "cuCtxSynchronize", err, errlen);
+}
+
+bool rt_sync_stream(const CudaRuntime *rt, DevStream stream, char *err, size_t errlen) {
+    if (rt->emulated) return true;
+    return cu_current(err, errlen) &&
+           cu_check(D.StreamSynchronize((CUstream)(uintptr_t)stream), "cuStreamSynchronize", err, errlen);
 }

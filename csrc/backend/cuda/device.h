@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 typedef uint64_t DevPtr;
+/* A CUstream as an integer: 0 is the default (legacy) stream. */
+typedef uint64_t DevStream;
 
 /* Loads libcuda and initialises it. False with the reason: not found, or "no GPU"
  * (cuInit returns CUDA_ERROR_STUB_LIBRARY (34) or CUDA_ERROR_NO_DEVICE (100)). */
@@ -26,6 +28,7 @@ typedef struct CudaRuntime {
     void **fn;      /* per kernel: CUfunction, or the emulated kernel's address */
     int nfn;
     void *launcher; /* emulation: gt_emu_launch */
+    void *stream_log; /* emulation: gt_emu_last_stream, the stream of the last launch (tests) */
 } CudaRuntime;
 
 /* Loads a cubin and resolves the kernels (GPU). */
@@ -36,13 +39,17 @@ void rt_unload(CudaRuntime *rt);
 
 bool rt_alloc(const CudaRuntime *rt, size_t bytes, DevPtr *p, char *err, size_t errlen);
 void rt_free(const CudaRuntime *rt, DevPtr p);
-bool rt_h2d(const CudaRuntime *rt, DevPtr dst, const void *src, size_t n, char *err, size_t errlen);
-bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, char *err, size_t errlen);
+/* Copies queued on `stream` (asynchronous on a GPU: rt_sync_stream before using the data). */
+bool rt_h2d(const CudaRuntime *rt, DevPtr dst, const void *src, size_t n, DevStream stream, char *err,
+            size_t errlen);
+bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, DevStream stream, char *err, size_t errlen);
 
-/* Launches kernel `k` with the common kernel parameters (see cudagen.h). */
+/* Launches kernel `k` on `stream` with the common kernel parameters (see cudagen.h). */
 bool rt_launch(const CudaRuntime *rt, int k, const unsigned grid[3], const unsigned block[3], size_t smem,
-               const DevPtr args[4], long long klo, long long khi, char *err, size_t errlen);
-/* Waits for every launch (GPU); nothing to do when emulated (launches are synchronous). */
+               const DevPtr args[4], long long klo, long long khi, DevStream stream, char *err, size_t errlen);
+/* Waits for all work of the context (GPU); nothing to do when emulated (launches are synchronous). */
 bool rt_sync(const CudaRuntime *rt, char *err, size_t errlen);
+/* Waits for the work queued on one stream. */
+bool rt_sync_stream(const CudaRuntime *rt, DevStream stream, char *err, size_t errlen);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend/cuda/nvrtc.h"
-#include "cache/key.h"
+#include "cache/cache.h"
 
 /* site-packages/nvidia/<component>/lib for every sys.path entry: where the
  * nvidia-cuda-nvrtc wheel puts libnvrtc (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib, ...). */
@@ -95,6 +95,41 @@ static bool parse_block(PyObject *options, int block[2]) {
     return true;
 }
 
+/* A cache miss: NVRTC compiles the generated source into a cubin (CacheBuildFn). */
+static bool build_cubin(void *ctx, char **obj, size_t *objlen, char **source) {
+    ModuleObject *m = ctx;
+    CudaModule *c = m->cuda;
+    char err[8192] = "";
+    bool ok;
+    Py_BEGIN_ALLOW_THREADS ok = nvrtc_compile(c->prog.source, m->st->name, c->arch, obj, objlen, err, sizeof err);
+    Py_END_ALLOW_THREADS if (!ok) {
+        PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cuda backend failed: %s", m->st->name, err);
+        return false;
+    }
+    if ((*source = strdup(c->prog.source)) == NULL) {
+        free(*obj);
+        *obj = NULL;
+        PyErr_NoMemory();
+        return false;
+    }
+    return true;
+}
+
+/* The cubin of the key from memory, disk or NVRTC. */
+static bool obtain_cubin(ModuleObject *m, const char *target, bool rebuild) {
+    CudaModule *c = m->cuda;
+    CacheRequest rq = {.key = m->cache_key, .backend = "cuda", .target = target, .st = m->st,
+                       .format = &cache_format_cuda};
+    CacheEntry *e = cache_obtain(&rq, rebuild, build_cubin, m, &m->origin_of_code);
+    if (e == NULL) return false;
+    c->cubin = malloc(e->objlen ? e->objlen : 1);
+    if (c->cubin) memcpy(c->cubin, e->object, e->objlen);
+    c->cubinlen = c->cubin ? e->objlen : 0;
+    cache_entry_unref(e); /* the memory level keeps its own reference */
+    if (c->cubin == NULL) PyErr_NoMemory();
+    return c->cubin != NULL;
+}
+
 bool cuda_build(ModuleObject *m, PyObject *options) {
     char err[8192] = "";
     CudaModule *c = calloc(1, sizeof *c);
@@ -109,20 +144,22 @@ bool cuda_build(ModuleObject *m, PyObject *options) {
         return false;
     }
     if (!parse_block(options, c->block) || !choose_arch(options, c->arch, sizeof c->arch)) return false;
-    char target[96];
-    snprintf(target, sizeof target, "cuda/%s/nvrtc-%s/block-%dx%d", c->arch, nvrtc_version(), c->block[0], c->block[1]);
-    if (!cache_key(m->st, "cuda", target, options, m->cache_key)) return false;
+    /* Generation is cheap and always runs: the call path needs its plan. The source also names
+     * the kernels and variables after the stencil and its temporaries, which the canonical IR
+     * leaves out, so its hash joins the key: a cached cubin always has the kernels this
+     * source declares, and source() on a hit is exactly what NVRTC compiled. */
     if (!cuda_generate(m->st, c->block[0], c->block[1], &c->prog, err, sizeof err)) {
         PyErr_Format(PyExc_RuntimeError, "generating CUDA code for stencil '%s' failed: %s", m->st->name, err);
         return false;
     }
-    bool ok;
-    Py_BEGIN_ALLOW_THREADS ok = nvrtc_compile(c->prog.source, m->st->name, c->arch, &c->cubin, &c->cubinlen, err, sizeof err);
-    Py_END_ALLOW_THREADS if (!ok) {
-        PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cuda backend failed: %s", m->st->name, err);
-        return false;
-    }
-    return true;
+    char source_hash[CACHE_HEX_LEN + 1], target[192];
+    if (!cache_sha256_hex(c->prog.source, strlen(c->prog.source), source_hash)) return false;
+    snprintf(target, sizeof target, "cuda/%s/nvrtc-%s/block-%dx%d/source-%s", c->arch, nvrtc_version(), c->block[0],
+             c->block[1], source_hash);
+    if (!cache_key(m->st, "cuda", target, options, m->cache_key)) return false;
+    PyObject *rb = options ? PyDict_GetItemString(options, "rebuild") : NULL;
+    int rebuild = rb ? PyObject_IsTrue(rb) : 0;
+    return rebuild >= 0 && obtain_cubin(m, target, rebuild);
 }
 
 void cuda_module_free(CudaModule *c) {
@@ -257,8 +294,9 @@ PyObject *cuda_method_info(ModuleObject *m, PyObject *unused) {
         }
         Py_DECREF(v);
     }
-    r = Py_BuildValue("{s:O,s:O,s:s,s:(ii),s:s}", "kernels", kernels, "storage", storage, "arch", c->arch, "block",
-                      c->block[0], c->block[1], "nvrtc", nvrtc_version());
+    r = Py_BuildValue("{s:O,s:O,s:s,s:(ii),s:s,s:l}", "kernels", kernels, "storage", storage, "arch", c->arch,
+                      "block", c->block[0], c->block[1], "nvrtc", nvrtc_version(), "nvrtc_compiles_in_process",
+                      nvrtc_compile_count());
 done:
     Py_XDECREF(kernels);
     Py_XDECREF(storage);

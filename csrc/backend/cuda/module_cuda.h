@@ -1,6 +1,7 @@
 /*
  * The cuda backend's part of a compiled stencil: the CUDA C source (what NVRTC compiled
- * and what source() returns), the cubin for the target arch, and the loaded kernels.
+ * and what source() returns), the cubin for the target arch (from the module cache, so
+ * NVRTC runs only on a miss), and the loaded kernels.
  * Building needs NVRTC only; the kernels are loaded on the first call, which needs a GPU
  * (or the host emulation the tests install with _cuda_emulate()).
  */

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <glob.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,12 @@ static void program_log(nvrtcProgram p, char *err, size_t errlen) {
     free(log);
 }
 
+static atomic_long compiles; /* nvrtc_compile runs without the GIL */
+
+long nvrtc_compile_count(void) {
+    return atomic_load(&compiles);
+}
+
 bool nvrtc_compile(const char *source, const char *name, const char *arch, char **out, size_t *outlen,
                    char *err, size_t errlen) {
     *out = NULL;
@@ -143,6 +150,7 @@ bool nvrtc_compile(const char *source, const char *name, const char *arch, char 
         snprintf(err, errlen, "NVRTC is not loaded");
         return false;
     }
+    atomic_fetch_add(&compiles, 1);
     bool cubin = strncmp(arch, "sm_", 3) == 0;
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);

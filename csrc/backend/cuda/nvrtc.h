@@ -23,4 +23,7 @@ const char *nvrtc_version(void);
 bool nvrtc_compile(const char *source, const char *name, const char *arch, char **out, size_t *outlen,
                    char *err, size_t errlen);
 
+/* How many compilations nvrtc_compile has started in this process (a cache hit starts none). */
+long nvrtc_compile_count(void);
+
 #endif

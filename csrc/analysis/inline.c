@@ -1,0 +1,297 @@
+/*
+ * Temporaries computed on the fly. A temporary read at a horizontal offset makes every
+ * stage before it run on a wider (extended) domain and go through a buffer; for a short
+ * expression it is cheaper to recompute it where it is read, as a hand-written kernel
+ * would: `lap = f(inp)` then `out = lap[1, 0, 0] - lap[0, 0, 0]` becomes
+ * `out = f(inp)[shifted by +1] - f(inp)`. Memory traffic shrinks to the arguments.
+ *
+ * A read of temporary T in statement S (in the same interval as its definition D) is
+ * replaced by D's value shifted by the read's horizontal offset when
+ *   - D is the last assignment of T before S, applies everywhere (no guard, no region),
+ *     writes at K offset 0, and its value has no variable K offset;
+ *   - the read is at K offset 0 (a K-shifted read would reach levels D never computed);
+ *   - nothing D's value reads is written from D up to and including S (so the value
+ *     recomputed in S equals the one D stored), and S is not inside a `while`;
+ *   - the inlined copy stays small (INLINE_MAX_NODES), so nothing blows up.
+ * Assignments of a temporary that inlining left unread are then dropped. Semantics are those
+ * of the seed's statement-by-statement reading, so backends compute the same values; only
+ * the compiled backends run this pass, and the numpy reference backend checks them.
+ */
+#include <string.h>
+
+#include "analysis/analysis.h"
+
+enum { INLINE_MAX_NODES = 128, STMT_MAX_NODES = 800 };
+
+static int expr_size(const Expr *e) {
+    if (e == NULL) return 0;
+    switch (e->kind) {
+    case E_CONST:
+    case E_SCALAR: return 1;
+    case E_FIELD: return 1 + expr_size(e->field.kexpr);
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC: return 1 + expr_size(e->op.a) + expr_size(e->op.b);
+    case E_TERNARY:
+        return 1 + expr_size(e->ternary.cond) + expr_size(e->ternary.a) + expr_size(e->ternary.b);
+    case E_CALL: {
+        int n = 1;
+        for (int i = 0; i < e->call.nargs; i++) n += expr_size(e->call.args[i]);
+        return n;
+    }
+    case E_CAST: return 1 + expr_size(e->cast);
+    }
+    return 1;
+}
+
+/* A copy of `e` evaluated at a point shifted by (di, dj). */
+static Expr *clone_shifted(Stencil *st, const Expr *e, int di, int dj) {
+    if (e == NULL) return NULL;
+    Expr *c = expr_new(st, e->kind, e->line, e->col);
+    if (c == NULL) return NULL;
+    *c = *e;
+    switch (e->kind) {
+    case E_CONST:
+    case E_SCALAR: break;
+    case E_FIELD:
+        c->field.off[0] += di;
+        c->field.off[1] += dj;
+        if (e->field.kexpr && !(c->field.kexpr = clone_shifted(st, e->field.kexpr, di, dj)))
+            return NULL;
+        break;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        if (!(c->op.a = clone_shifted(st, e->op.a, di, dj))) return NULL;
+        if (e->op.b && !(c->op.b = clone_shifted(st, e->op.b, di, dj))) return NULL;
+        break;
+    case E_TERNARY:
+        if (!(c->ternary.cond = clone_shifted(st, e->ternary.cond, di, dj)) ||
+            !(c->ternary.a = clone_shifted(st, e->ternary.a, di, dj)) ||
+            !(c->ternary.b = clone_shifted(st, e->ternary.b, di, dj)))
+            return NULL;
+        break;
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!(c->call.args[i] = clone_shifted(st, e->call.args[i], di, dj))) return NULL;
+        break;
+    case E_CAST:
+        if (!(c->cast = clone_shifted(st, e->cast, di, dj))) return NULL;
+        break;
+    }
+    return c;
+}
+
+/* ---- facts about a statement list --------------------------------------------------- */
+
+static bool has_kexpr(const Expr *e) {
+    if (e == NULL) return false;
+    switch (e->kind) {
+    case E_FIELD: return e->field.kexpr != NULL;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC: return has_kexpr(e->op.a) || has_kexpr(e->op.b);
+    case E_TERNARY:
+        return has_kexpr(e->ternary.cond) || has_kexpr(e->ternary.a) || has_kexpr(e->ternary.b);
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (has_kexpr(e->call.args[i])) return true;
+        return false;
+    case E_CAST: return has_kexpr(e->cast);
+    default: return false;
+    }
+}
+
+static bool stmt_writes(const Stmt *s, const Symbol *sym) {
+    if (s->kind == S_ASSIGN) return s->assign.target == sym;
+    if (s->kind == S_WHILE)
+        for (int i = 0; i < s->while_.body.n; i++)
+            if (stmt_writes(s->while_.body.items[i], sym)) return true;
+    return false;
+}
+
+typedef struct {
+    const StmtList *body;
+    int from, to; /* statements [from, to] of body */
+    bool clobbered;
+} ClobberCtx;
+
+static void check_clobber(void *ctx, Expr *e) {
+    ClobberCtx *C = ctx;
+    for (int i = C->from; i <= C->to && !C->clobbered; i++)
+        if (stmt_writes(C->body->items[i], e->field.sym)) C->clobbered = true;
+}
+
+/* Is anything D's value reads written by statements [from, to]? */
+static bool value_clobbered(const Expr *value, const StmtList *body, int from, int to) {
+    ClobberCtx C = {body, from, to, false};
+    expr_visit_fields((Expr *)value, check_clobber, &C);
+    return C.clobbered;
+}
+
+/* ---- rewriting reads ---------------------------------------------------------------- */
+
+/* Definitions whose value was inlined somewhere: once their temporary is read nowhere
+ * else, they are dead. (A definition nobody ever read is not ours to drop: its reads count
+ * in the extents, so every backend asks the same of the arrays.) */
+typedef struct {
+    const Stmt **items;
+    int n, cap;
+} StmtSet;
+
+typedef struct {
+    Stencil *st;
+    const StmtList *body;
+    int at; /* index of the statement being rewritten */
+    int budget;
+    StmtSet *used;
+} Inliner;
+
+static bool set_add(Stencil *st, StmtSet *set, const Stmt *s) {
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i] == s) return true;
+    if (set->n == set->cap) {
+        int cap = set->cap ? 2 * set->cap : 16;
+        const Stmt **p = arena_grow(&st->arena, set->items, (size_t)set->n, (size_t)cap, sizeof *p);
+        if (p == NULL) return false;
+        set->items = p;
+        set->cap = cap;
+    }
+    set->items[set->n++] = s;
+    return true;
+}
+
+static bool set_has(const StmtSet *set, const Stmt *s) {
+    for (int i = 0; i < set->n; i++)
+        if (set->items[i] == s) return true;
+    return false;
+}
+
+/* The definition of temporary `t` that reaches statement `at`, if it can be inlined. */
+static const Stmt *reaching_def(const Inliner *I, const Symbol *t) {
+    for (int i = I->at - 1; i >= 0; i--) {
+        const Stmt *d = I->body->items[i];
+        if (!stmt_writes(d, t)) continue;
+        if (d->kind != S_ASSIGN || d->guard || d->nboxes || d->assign.koff || d->assign.ndi ||
+            has_kexpr(d->assign.value) || expr_size(d->assign.value) > INLINE_MAX_NODES ||
+            value_clobbered(d->assign.value, I->body, i, I->at))
+            return NULL;
+        return d;
+    }
+    return NULL;
+}
+
+static Expr *rewrite(Inliner *I, Expr *e);
+
+static bool rewrite_slot(Inliner *I, Expr **slot) {
+    if (*slot == NULL) return true;
+    Expr *r = rewrite(I, *slot);
+    if (r == NULL) return false;
+    *slot = r;
+    return true;
+}
+
+/* Returns the rewritten expression (possibly `e` itself), NULL only when out of memory. */
+static Expr *rewrite(Inliner *I, Expr *e) {
+    switch (e->kind) {
+    case E_CONST:
+    case E_SCALAR: return e;
+    case E_FIELD: {
+        Symbol *t = e->field.sym;
+        if (t->kind == SYM_TEMP && e->field.off[2] == 0 && e->field.kexpr == NULL &&
+            e->field.ndi == 0) {
+            const Stmt *d = reaching_def(I, t);
+            int size = d ? expr_size(d->assign.value) : 0;
+            if (d && size <= I->budget && d->assign.value->type == e->type) {
+                I->budget -= size;
+                if (!set_add(I->st, I->used, d)) return NULL;
+                return clone_shifted(I->st, d->assign.value, e->field.off[0], e->field.off[1]);
+            }
+        }
+        return rewrite_slot(I, &e->field.kexpr) ? e : NULL;
+    }
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC: return rewrite_slot(I, &e->op.a) && rewrite_slot(I, &e->op.b) ? e : NULL;
+    case E_TERNARY:
+        return rewrite_slot(I, &e->ternary.cond) && rewrite_slot(I, &e->ternary.a) &&
+                       rewrite_slot(I, &e->ternary.b)
+                   ? e
+                   : NULL;
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!rewrite_slot(I, &e->call.args[i])) return NULL;
+        return e;
+    case E_CAST: return rewrite_slot(I, &e->cast) ? e : NULL;
+    }
+    return e;
+}
+
+static bool inline_list(Stencil *st, StmtList *body, StmtSet *used) {
+    for (int i = 0; i < body->n; i++) {
+        Stmt *s = body->items[i];
+        if (s->kind != S_ASSIGN) continue; /* a while body iterates: values change per trip */
+        Inliner I = {st, body, i, STMT_MAX_NODES - expr_size(s->assign.value) - expr_size(s->guard),
+                     used};
+        if (!rewrite_slot(&I, &s->assign.value) || !rewrite_slot(&I, &s->guard)) return false;
+    }
+    return true;
+}
+
+/* ---- dropping dead assignments ------------------------------------------------------ */
+
+static void count_read(void *ctx, Expr *e) {
+    if (e->field.sym->kind == SYM_TEMP) ((int *)ctx)[e->field.sym->index]++;
+}
+
+static void count_reads(const StmtList *l, int *reads) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        expr_visit_fields(s->guard, count_read, reads);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, count_read, reads);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, count_read, reads);
+            count_reads(&s->while_.body, reads);
+        }
+    }
+}
+
+static void drop_dead(StmtList *l, const int *reads, const StmtSet *used) {
+    int n = 0;
+    for (int i = 0; i < l->n; i++) {
+        Stmt *s = l->items[i];
+        if (s->kind == S_ASSIGN && s->assign.target->kind == SYM_TEMP &&
+            reads[s->assign.target->index] == 0 && set_has(used, s))
+            continue;
+        l->items[n++] = s;
+    }
+    l->n = n;
+}
+
+static int *count_all_reads(Stencil *st) {
+    int *reads = arena_alloc(&st->arena, sizeof(int) * (size_t)(st->ntemps + 1));
+    if (reads == NULL) return NULL;
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            count_reads(&st->comps[c].intervals[i].body, reads);
+    return reads;
+}
+
+bool inline_temporaries(Stencil *st) {
+    StmtSet used = {0};
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            if (!inline_list(st, &st->comps[c].intervals[i].body, &used))
+                return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    int *reads = count_all_reads(st);
+    if (reads == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            drop_dead(&st->comps[c].intervals[i].body, reads, &used);
+    return true;
+}
