@@ -78,6 +78,11 @@ static void backward_pass(ExtCtx *X) {
                 Stmt *s = l->items[k];
                 HExt h = {{0, 0}, {0, 0}};
                 targets_need(X, s, &h);
+                if (s->has_contract) {
+                    const int *c = s->contract_extent;
+                    HExt floor = {{c[0], c[2]}, {c[1], c[3]}};
+                    mee(&h, &floor);
+                }
                 set_extent(s, &h);
                 X->cur = h;
                 reads_need(X, s);
@@ -235,6 +240,14 @@ bool extents_compute(Stencil *st) {
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
 
+static bool writes_argument(const Stmt *s) {
+    if (s->kind == S_ASSIGN) return s->assign.target->kind == SYM_FIELD;
+    if (s->kind == S_WHILE)
+        for (int i = 0; i < s->while_.body.n; i++)
+            if (writes_argument(s->while_.body.items[i])) return true;
+    return false;
+}
+
 static void reset_symbol_facts(Symbol *s) {
     s->read = s->written = s->has_access = s->kread_parallel = false;
     s->first_write_line = 0;
@@ -262,6 +275,16 @@ bool extents_recompute_keeping_contract(Stencil *st) {
     for (int i = 0; i < st->nkacc; i++)
         if (st->kacc[i].slot < nf) kept[nkept++] = st->kacc[i];
     for (int i = 0; i < st->nparams; i++) saved[i] = *st->params[i];
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++) {
+            StmtList *l = &st->comps[c].intervals[i].body;
+            for (int k = 0; k < l->n; k++) {
+                Stmt *s = l->items[k];
+                if (!writes_argument(s)) continue;
+                memcpy(s->contract_extent, s->horizontal_extent, sizeof s->contract_extent);
+                s->has_contract = true;
+            }
+        }
     for (int i = 0; i < st->nparams; i++) reset_symbol_facts(st->params[i]);
     for (int i = 0; i < st->ntemps; i++) reset_symbol_facts(st->temps[i]);
     st->nkacc = 0;

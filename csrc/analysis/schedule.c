@@ -9,7 +9,8 @@
 #include "analysis/analysis.h"
 
 typedef struct {
-    const Computation *comp;
+    const Computation *comp;  /* shifted reads of what this computation writes are fatal */
+    const Computation *other; /* ... and of what this one writes (NULL: none) */
     bool ok;
 } ColumnCtx;
 
@@ -32,7 +33,9 @@ static bool written_in(const Computation *c, const Symbol *sym) {
 
 static void check_read(void *ctx, Expr *e) {
     ColumnCtx *C = ctx;
-    if ((e->field.off[0] || e->field.off[1]) && written_in(C->comp, e->field.sym)) C->ok = false;
+    if ((e->field.off[0] || e->field.off[1]) &&
+        (written_in(C->comp, e->field.sym) || (C->other && written_in(C->other, e->field.sym))))
+        C->ok = false;
 }
 
 static void check_list(ColumnCtx *C, const StmtList *l) {
@@ -53,11 +56,20 @@ static void check_list(ColumnCtx *C, const StmtList *l) {
     }
 }
 
+static bool columnwise_against(const Computation *comp, const Computation *other) {
+    ColumnCtx C = {comp, other, comp->policy != POLICY_PARALLEL};
+    for (int i = 0; i < comp->nintervals && C.ok; i++) check_list(&C, &comp->intervals[i].body);
+    return C.ok;
+}
+
+/* Consecutive columnwise computations may also share the column loop (a tridiagonal
+ * solver's FORWARD and BACKWARD sweeps, one column at a time, stay in L1) when neither reads
+ * with a horizontal offset what the other writes. */
 void schedule_columns(Stencil *st) {
-    for (int c = 0; c < st->ncomps; c++) {
-        Computation *comp = &st->comps[c];
-        ColumnCtx C = {comp, comp->policy != POLICY_PARALLEL};
-        for (int i = 0; i < comp->nintervals && C.ok; i++) check_list(&C, &comp->intervals[i].body);
-        comp->columnwise = C.ok;
+    for (int c = 0; c < st->ncomps; c++) st->comps[c].columnwise = columnwise_against(&st->comps[c], NULL);
+    for (int c = 0; c + 1 < st->ncomps; c++) {
+        Computation *a = &st->comps[c], *b = &st->comps[c + 1];
+        a->column_fuse_next = a->columnwise && b->columnwise && columnwise_against(a, b) &&
+                              columnwise_against(b, a);
     }
 }

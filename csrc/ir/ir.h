@@ -153,6 +153,10 @@ struct Stmt {
     StmtKind kind;
     int line, col;
     int horizontal_extent[4]; /* analysed: ilo, ihi, jlo, jhi (ilo, jlo <= 0) */
+    /* a statement writing an argument field keeps at least the extent it had in the IR as
+     * written (extents_recompute_keeping_contract): its writes are visible to the caller */
+    int contract_extent[4];
+    bool has_contract;
     /* analysed form: the statement applies where `guard` holds (NULL: everywhere) and inside
      * one of the region boxes (nboxes == 0: everywhere). */
     Expr *guard;
@@ -194,6 +198,9 @@ typedef struct Computation {
     /* analysed (schedule.c): a FORWARD/BACKWARD computation whose statements only touch
      * their own column, so it may run column by column instead of level by level */
     bool columnwise;
+    /* analysed (schedule.c): this columnwise computation and the next one may run on the
+     * same column back to back (neither reads, shifted, what the other writes) */
+    bool column_fuse_next;
 } Computation;
 
 /* The first error found by a pass; module.c turns it into a Python exception. */

@@ -184,8 +184,8 @@ static void body(Ser *S) {
     sb_printf(S->out, "\ncomputations %d", st->ncomps);
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];
-        sb_printf(S->out, "\n%s %d columnwise=%d", policy_name(comp->policy), comp->nintervals,
-                  comp->columnwise);
+        sb_printf(S->out, "\n%s %d columnwise=%d fuse=%d", policy_name(comp->policy),
+                  comp->nintervals, comp->columnwise, comp->column_fuse_next);
         for (int i = 0; i < comp->nintervals; i++) {
             const Interval *in = &comp->intervals[i];
             sb_puts(S->out, "\ninterval ");

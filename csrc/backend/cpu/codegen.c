@@ -521,20 +521,41 @@ static void emit_column_interval(CG *g, const Computation *c, const Interval *in
     loop_end(g, &lk);
 }
 
-/* A computation: level by level as the parallel model reads, or column by column when the
- * analysis found that equivalent (schedule.c) and K is the unit-stride axis, so each column
- * sweeps contiguous memory. With I the unit-stride axis, level by level vectorises along I. */
 static void emit_computation(CG *g, const Computation *c) {
-    if (!c->columnwise || g->layout == LAYOUT_I_UNIT) {
-        for (int i = 0; i < c->nintervals; i++) emit_interval(g, c, &c->intervals[i]);
-        return;
-    }
+    for (int i = 0; i < c->nintervals; i++) emit_interval(g, c, &c->intervals[i]);
+}
+
+/* Computations [first, first + n) column by column: one loop over the tile's columns, each
+ * column sweeping every computation of the group in turn. */
+static void emit_column_group(CG *g, const Computation *first, int n) {
     Loop li, lj;
     g->i = loop_begin(g, &li, g->ti0, g->ti1, "ci");
     g->j = loop_begin(g, &lj, g->tj0, g->tj1, "cj");
-    for (int i = 0; i < c->nintervals; i++) emit_column_interval(g, c, &c->intervals[i]);
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < first[c].nintervals; i++)
+            emit_column_interval(g, &first[c], &first[c].intervals[i]);
     loop_end(g, &lj);
     loop_end(g, &li);
+}
+
+/* The stencil's computations in order: level by level as the parallel model reads, or
+ * column by column when the analysis found that equivalent (schedule.c) and K is the
+ * unit-stride axis, so each column sweeps contiguous memory. With I the unit-stride axis,
+ * level by level vectorises along I instead. */
+static void emit_computations(CG *g) {
+    const Stencil *st = g->st;
+    for (int c = 0; c < st->ncomps;) {
+        const Computation *comp = &st->comps[c];
+        if (!comp->columnwise || g->layout == LAYOUT_I_UNIT) {
+            emit_computation(g, comp);
+            c++;
+            continue;
+        }
+        int n = 1;
+        while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
+        emit_column_group(g, comp, n);
+        c += n;
+    }
 }
 
 /* Loads every pointer, stride, size and scalar once, in the entry block. */
@@ -671,7 +692,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ct
         g.mod = NULL;
         goto done;
     }
-    for (int c = 0; c < st->ncomps; c++) emit_computation(&g, &st->comps[c]);
+    emit_computations(&g);
     LLVMBuildRetVoid(g.b);
 done:
     LLVMDisposeBuilder(g.b);
