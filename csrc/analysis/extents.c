@@ -138,6 +138,7 @@ static void access_read(void *ctx, Expr *e) {
     Symbol *s = e->field.sym;
     const int *h = A->stmt->horizontal_extent, *o = e->field.off;
     s->read = true;
+    if (e->field.kexpr) A->st->has_variable_k = true;
     /* A variable K offset's range is only known at run time; the call checks it. */
     int k = e->field.kexpr ? 0 : o[2];
     widen(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1], k);

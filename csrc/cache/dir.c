@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *join(const char *a, const char *b) {
+char *cache_path_join(const char *a, const char *b) {
     size_t n = strlen(a) + strlen(b) + 2;
     char *p = malloc(n);
     if (p)
@@ -34,7 +34,7 @@ char *cache_dir_path(void) {
     }
     const char *xdg = nonempty_env("XDG_CACHE_HOME");
     if (xdg && xdg[0] == '/')
-        return join(xdg, "gtscript"); /* the XDG spec ignores relative paths */
+        return cache_path_join(xdg, "gtscript"); /* the XDG spec ignores relative paths */
     const char *home = nonempty_env("HOME");
     if (home == NULL) {
         const struct passwd *pw = getpwuid(geteuid());
@@ -46,8 +46,8 @@ char *cache_dir_path(void) {
             "gtscript cache: no home directory; set GTSCRIPT_CACHE_DIR to a private directory");
         return NULL;
     }
-    char *cache = join(home, ".cache");
-    char *p = cache ? join(cache, "gtscript") : NULL;
+    char *cache = cache_path_join(home, ".cache");
+    char *p = cache ? cache_path_join(cache, "gtscript") : NULL;
     free(cache);
     return p;
 }

@@ -20,6 +20,8 @@ typedef enum {
 
 /* The configured path (malloc'ed), or NULL with a Python error set. */
 char *cache_dir_path(void);
+/* "a/b" in a malloc'ed string; NULL with MemoryError set. */
+char *cache_path_join(const char *a, const char *b);
 /* Resolves, optionally creates (mode 0700, parents as needed) and checks the directory.
  * *path is malloc'ed for every status but CACHE_DIR_ERROR. */
 CacheDirStatus cache_dir_prepare(bool create, char **path);

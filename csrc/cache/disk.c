@@ -226,16 +226,6 @@ static DiskResult load_from(const char *path, const CacheRequest *rq, CacheEntry
     return r;
 }
 
-static char *entry_path(const char *dir, const char *name) {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    else
-        PyErr_NoMemory();
-    return p;
-}
-
 DiskResult cache_disk_load(const CacheRequest *rq, CacheEntry **out, bool *replace) {
     *out = NULL;
     *replace = false;
@@ -243,7 +233,7 @@ DiskResult cache_disk_load(const CacheRequest *rq, CacheEntry **out, bool *repla
     CacheDirStatus s = cache_dir_prepare(true, &dir);
     if (s == CACHE_DIR_ERROR) return DISK_ERROR;
     DiskResult r = DISK_MISS;
-    char *path = s == CACHE_DIR_OK ? entry_path(dir, rq->key) : NULL;
+    char *path = s == CACHE_DIR_OK ? cache_path_join(dir, rq->key) : NULL;
     if (path)
         r = load_from(path, rq, out, replace);
     else if (s == CACHE_DIR_OK)
@@ -279,7 +269,7 @@ static bool write_files(const char *tmp, const CacheRequest *rq, const char *obj
 /* Renames tmp to dir/key. Another process may have stored the same key first: its entry is
  * as good as ours, unless we are replacing an invalid one (or rebuilding on request). */
 static bool publish(const char *dir, const char *tmp, const char *key, bool replace) {
-    char *final = entry_path(dir, key);
+    char *final = cache_path_join(dir, key);
     if (final == NULL) return false;
     int r = rename(tmp, final);
     if (r < 0 && (errno == EEXIST || errno == ENOTEMPTY) && replace && cache_discard(dir, key))
@@ -300,7 +290,7 @@ bool cache_disk_store(const CacheRequest *rq, const char *obj, size_t objlen, co
         return true;
     }
     PyObject *meta = metadata_json(rq, obj, objlen, source ? source : "");
-    char *tmp = meta ? entry_path(dir, ".tmp-XXXXXX") : NULL;
+    char *tmp = meta ? cache_path_join(dir, ".tmp-XXXXXX") : NULL;
     bool ok = tmp != NULL;
     if (ok && mkdtemp(tmp) == NULL) {
         ok = warn_store(dir, "creating a temporary directory");

@@ -522,31 +522,6 @@ static void check_stmts(KCtx *c, const StmtList *l) {
     }
 }
 
-static void find_vfield(void *ctx, Expr *e) {
-    if (e->field.kexpr) *(bool *)ctx = true;
-}
-
-static bool any_vfield(const StmtList *l) {
-    bool found = false;
-    for (int i = 0; i < l->n && !found; i++) {
-        Stmt *s = l->items[i];
-        expr_visit_fields(s->guard, find_vfield, &found);
-        if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, find_vfield, &found);
-        if (s->kind == S_WHILE) {
-            expr_visit_fields(s->while_.cond, find_vfield, &found);
-            found = found || any_vfield(&s->while_.body);
-        }
-    }
-    return found;
-}
-
-static bool stencil_has_vfield(const Stencil *st) {
-    for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++)
-            if (any_vfield(&st->comps[c].intervals[i].body)) return true;
-    return false;
-}
-
 /* The scalar arguments as the kernel sees them; false (no exception) when one is not a
  * number of its dtype: the call reports that itself, before any kernel runs. */
 static bool read_scalars(const Stencil *st, PyObject *const *values, Val *out) {
@@ -577,7 +552,7 @@ bad:
 
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
                    const int64_t *domain) {
-    if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0 || !stencil_has_vfield(st)) return true;
+    if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0 || !st->has_variable_k) return true;
     Val *scalars = calloc((size_t)st->nscalars + 1, sizeof *scalars);
     if (scalars == NULL) {
         PyErr_NoMemory();

@@ -248,6 +248,8 @@ typedef struct Stencil {
     /* an argument field is written beyond the compute domain (read later with an offset):
      * tiles would write each other's halo, so the stencil runs as a single tile */
     bool extended_writes;
+    /* some read has a variable or absolute K index (kexpr): the call checks its range */
+    bool has_variable_k;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */

@@ -558,6 +558,12 @@ static void emit_computations(CG *g) {
     }
 }
 
+/* base[index], an i64 array element. */
+static LLVMValueRef load_i64(CG *g, LLVMValueRef base, long long index, const char *name) {
+    LLVMValueRef idx = c64(g, index);
+    return LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, base, &idx, 1, ""), name);
+}
+
 /* Loads every pointer, stride, size and scalar once, in the entry block. */
 static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVMValueRef scalars,
                           LLVMValueRef tile) {
@@ -566,11 +572,8 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     int nslots = stencil_nslots(st);
     for (int s = 0; s < nslots; s++) {
         g->base[s] = LLVMGetParam(g->fn, (unsigned)s);
-        for (int a = 0; a < GT_STRIDES; a++) {
-            LLVMValueRef si = c64(g, (long long)s * GT_STRIDES + a);
-            LLVMValueRef sp = LLVMBuildInBoundsGEP2(b, g->i64, strides, &si, 1, "");
-            g->stride[s][a] = LLVMBuildLoad2(b, g->i64, sp, "stride");
-        }
+        for (int a = 0; a < GT_STRIDES; a++)
+            g->stride[s][a] = load_i64(g, strides, (long long)s * GT_STRIDES + a, "stride");
         /* A layout variant knows the unit-stride axis: a constant stride of 1 there lets
          * LLVM vectorise without versioning the loops on the strides. */
         int unit = g->layout == LAYOUT_K_UNIT ? 2 : g->layout == LAYOUT_I_UNIT ? 0 : -1;
@@ -579,23 +582,13 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
             if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
         if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = c64(g, 1);
     }
-    LLVMValueRef n[3];
-    for (int a = 0; a < 3; a++) {
-        LLVMValueRef ai = c64(g, a);
-        n[a] = LLVMBuildLoad2(b, g->i64, LLVMBuildInBoundsGEP2(b, g->i64, domain, &ai, 1, ""), "n");
-    }
-    g->ni = n[0];
-    g->nj = n[1];
-    g->nk = n[2];
-    LLVMValueRef t[4];
-    for (int a = 0; a < 4; a++) {
-        LLVMValueRef ai = c64(g, a);
-        t[a] = LLVMBuildLoad2(b, g->i64, LLVMBuildInBoundsGEP2(b, g->i64, tile, &ai, 1, ""), "tile");
-    }
-    g->ti0 = t[0];
-    g->ti1 = t[1];
-    g->tj0 = t[2];
-    g->tj1 = t[3];
+    g->ni = load_i64(g, domain, 0, "ni");
+    g->nj = load_i64(g, domain, 1, "nj");
+    g->nk = load_i64(g, domain, 2, "nk");
+    g->ti0 = load_i64(g, tile, 0, "ti0");
+    g->ti1 = load_i64(g, tile, 1, "ti1");
+    g->tj0 = load_i64(g, tile, 2, "tj0");
+    g->tj1 = load_i64(g, tile, 3, "tj1");
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_SCALAR) continue;
