@@ -26,36 +26,7 @@ bool analyse_stencil(Stencil *st) {
     if (st->compute_on_the_fly &&
         (!inline_temporaries(st) || !extents_recompute_keeping_contract(st)))
         return false;
-    schedule_columns(st);
-    return true;
-}
-
-void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx) {
-    if (e == NULL) return;
-    switch (e->kind) {
-    case E_CONST:
-    case E_SCALAR: return;
-    case E_FIELD:
-        fn(ctx, e);
-        expr_visit_fields(e->field.kexpr, fn, ctx);
-        return;
-    case E_UNARY:
-    case E_BINARY:
-    case E_CMP:
-    case E_LOGIC:
-        expr_visit_fields(e->op.a, fn, ctx);
-        expr_visit_fields(e->op.b, fn, ctx);
-        return;
-    case E_TERNARY:
-        expr_visit_fields(e->ternary.cond, fn, ctx);
-        expr_visit_fields(e->ternary.a, fn, ctx);
-        expr_visit_fields(e->ternary.b, fn, ctx);
-        return;
-    case E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) expr_visit_fields(e->call.args[i], fn, ctx);
-        return;
-    case E_CAST: expr_visit_fields(e->cast, fn, ctx); return;
-    }
+    return schedule_columns(st);
 }
 
 int bound_cmp(AxisBound a, AxisBound b) {

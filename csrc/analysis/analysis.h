@@ -26,15 +26,11 @@ bool checks_dataflow(Stencil *st);
 bool split_self_assignments(Stencil *st);
 bool extents_compute(Stencil *st);
 bool extents_recompute_keeping_contract(Stencil *st);
-void schedule_columns(Stencil *st);
+bool schedule_columns(Stencil *st);
 bool inline_temporaries(Stencil *st);
 
 bool analyse_stencil(Stencil *st);
 
-/* Visits every field access (reads of fields/temporaries, including guards, while
- * conditions and variable K offsets) of an expression. */
-typedef void (*FieldVisitor)(void *ctx, Expr *access);
-void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx);
 
 /* Compares two interval bounds assuming the domain is large enough: <0, =0, >0. */
 int bound_cmp(AxisBound a, AxisBound b);

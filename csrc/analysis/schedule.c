@@ -57,19 +57,94 @@ static void check_list(ColumnCtx *C, const StmtList *l) {
 }
 
 static bool columnwise_against(const Computation *comp, const Computation *other) {
-    ColumnCtx C = {comp, other, comp->policy != POLICY_PARALLEL};
-    for (int i = 0; i < comp->nintervals && C.ok; i++) check_list(&C, &comp->intervals[i].body);
+    ColumnCtx C = {comp, other, true};
+    for (int i = 0; i < comp->nintervals && C.ok; i++)
+        check_list(&C, &comp->intervals[i].body);
     return C.ok;
 }
 
-/* Consecutive columnwise computations may also share the column loop (a tridiagonal
- * solver's FORWARD and BACKWARD sweeps, one column at a time, stay in L1) when neither reads
- * with a horizontal offset what the other writes. */
-void schedule_columns(Stencil *st) {
-    for (int c = 0; c < st->ncomps; c++) st->comps[c].columnwise = columnwise_against(&st->comps[c], NULL);
-    for (int c = 0; c + 1 < st->ncomps; c++) {
-        Computation *a = &st->comps[c], *b = &st->comps[c + 1];
-        a->column_fuse_next = a->columnwise && b->columnwise && columnwise_against(a, b) &&
-                              columnwise_against(b, a);
+/* ---- column-local temporaries ------------------------------------------------------ */
+
+enum { GROUP_NONE = -1, GROUP_MANY = -2 };
+
+typedef struct {
+    int *group; /* per temporary: the one column group accessing it, or GROUP_* */
+    int here;   /* the group of the computation walked, or GROUP_MANY outside groups */
+} LocalCtx;
+
+static void note_access(LocalCtx *L, const Symbol *s) {
+    if (s->kind != SYM_TEMP) return;
+    int *g = &L->group[s->index];
+    *g = *g == GROUP_NONE || *g == L->here ? L->here : GROUP_MANY;
+}
+
+static void note_read(void *ctx, Expr *e) {
+    note_access(ctx, e->field.sym);
+}
+
+static void note_list(LocalCtx *L, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        expr_visit_fields(s->guard, note_read, L);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, note_read, L);
+            note_access(L, s->assign.target);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, note_read, L);
+            note_list(L, &s->while_.body);
+        }
     }
+}
+
+/* A temporary that only one column group touches lives and dies inside each column's sweep
+ * (the group reads nothing it writes at a horizontal offset), so its buffer needs one bundle
+ * of columns, not the whole tile: it stays in L1 and its lanes are adjacent in memory. */
+static bool mark_column_local(Stencil *st) {
+    LocalCtx L = {.group = arena_alloc(&st->arena, sizeof(int) * (size_t)(st->ntemps + 1))};
+    if (L.group == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    for (int t = 0; t < st->ntemps; t++)
+        L.group[t] = GROUP_NONE;
+    int group = 0;
+    for (int c = 0; c < st->ncomps; c++) {
+        const Computation *comp = &st->comps[c];
+        L.here = comp->columnwise ? group : GROUP_MANY;
+        for (int i = 0; i < comp->nintervals; i++)
+            note_list(&L, &comp->intervals[i].body);
+        if (comp->columnwise && !comp->column_fuse_next) group++;
+    }
+    for (int t = 0; t < st->ntemps; t++)
+        st->temps[t]->column_local = L.group[t] >= 0;
+    /* lanes: enough independent chains to cover a divide's latency; more lanes interleave
+     * more memory streams than the prefetchers follow well (benchmarks/: 4 is best for
+     * float32 and float64 alike on the tridiagonal solver and the advection step) */
+    st->column_lanes = group == 0 ? 0 : 4;
+    return true;
+}
+
+/* Consecutive column-capable computations may also share the column loop (a tridiagonal
+ * solver's FORWARD and BACKWARD sweeps, one column at a time, stay in L1) when neither reads
+ * with a horizontal offset what the other writes. A PARALLEL computation is column-capable on
+ * the same terms (its statements, each over its K range, then run column by column), but it
+ * only joins a group with a FORWARD or BACKWARD one: alone it gains nothing. */
+bool schedule_columns(Stencil *st) {
+    int n = st->ncomps;
+    for (int c = 0; c < n; c++) {
+        st->comps[c].columnwise = columnwise_against(&st->comps[c], NULL);
+        st->comps[c].column_fuse_next = false;
+    }
+    for (int c = 0; c + 1 < n; c++) {
+        Computation *a = &st->comps[c], *b = &st->comps[c + 1];
+        a->column_fuse_next =
+            a->columnwise && b->columnwise && columnwise_against(a, b) && columnwise_against(b, a);
+    }
+    for (int first = 0, last; first < n; first = last + 1) {
+        bool sweeps = false;
+        for (last = first;; last++) {
+            sweeps |= st->comps[last].policy != POLICY_PARALLEL;
+            if (!st->comps[last].column_fuse_next) break;
+        }
+        for (int c = first; c <= last && !sweeps; c++)
+            st->comps[c].columnwise = st->comps[c].column_fuse_next = false;
+    }
+    return mark_column_local(st);
 }

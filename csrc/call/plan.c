@@ -32,7 +32,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         int64_t column = 0; /* bytes of all temporaries in one (i, j) column */
         for (int t = 0; t < st->ntemps; t++) {
             const Extent *e = &st->temps[t]->access;
-            if (!st->temps[t]->has_access) continue;
+            if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], p->layout)) continue;
             column += (n[2] + e->hi[2] - e->lo[2]) * dtype_size(st->temps[t]->dtype);
         }
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
@@ -87,6 +87,12 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
             int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
                               domain[2] - e->lo[2] + e->hi[2]};
+            bool bundle = cpu_bundle_buffer(st, s, layout);
+            if (bundle) { /* one bundle of columns, lane-major: see codegen.h */
+                lo[0] = lo[1] = 0;
+                len[0] = 1;
+                len[1] = st->column_lanes;
+            }
             int item = dtype_size(s->dtype);
             size_t bytes = (size_t)(len[0] * len[1] * len[2]) * (size_t)item;
             char *mem;
@@ -94,7 +100,11 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
             /* K fastest (C order, NumPy's default), or I fastest for Fortran-ordered calls */
             int64_t *sv = p->strides + (w * (size_t)p->nslots + (size_t)s->slot) * GT_STRIDES;
-            if (layout == LAYOUT_I_UNIT) {
+            if (bundle) {
+                sv[0] = 0;
+                sv[1] = 1;
+                sv[2] = len[1];
+            } else if (layout == LAYOUT_I_UNIT) {
                 sv[0] = 1;
                 sv[1] = len[0];
                 sv[2] = len[0] * len[1];
@@ -104,7 +114,7 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
                 sv[0] = len[1] * len[2];
             }
             p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] =
-                mem + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2]) * item;
+                mem + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
         }
     }
     return p;

@@ -57,6 +57,10 @@ typedef struct Symbol {
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */
     bool kread_parallel;
+    /* analysed (schedule.c), temporaries: every access lies in one column group, at zero
+     * horizontal offset, so a column's values die with its sweep and the buffer needs only
+     * the columns of one bundle (lane-major: the lanes of a level are adjacent) */
+    bool column_local;
 } Symbol;
 
 typedef enum {
@@ -250,6 +254,8 @@ typedef struct Stencil {
     bool extended_writes;
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
+    /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group) */
+    int column_lanes;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */
@@ -261,6 +267,11 @@ bool diag_error(Stencil *st, DiagKind kind, int line, int col, const char *fmt, 
 void diag_warning(Stencil *st, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *stencil_source_line(const Stencil *st, int line);
+
+/* Visits every field access (reads of fields/temporaries, including guards, while
+ * conditions and variable K offsets) of an expression. */
+typedef void (*FieldVisitor)(void *ctx, Expr *access);
+void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx);
 
 Stencil *stencil_new(void);
 void stencil_free(Stencil *st);

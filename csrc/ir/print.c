@@ -125,13 +125,18 @@ void ir_print(const Stencil *st, StrBuf *o) {
     sb_puts(o, ")\n");
     for (int i = 0; i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
-        sb_printf(o, "    temporary %s: %s  # halo i<%d,%d> j<%d,%d> k<%d,%d>\n", s->name,
+        sb_printf(o, "    temporary %s: %s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
                   dtype_name(s->dtype), s->access.lo[0], s->access.hi[0], s->access.lo[1],
-                  s->access.hi[1], s->access.lo[2], s->access.hi[2]);
+                  s->access.hi[1], s->access.lo[2], s->access.hi[2],
+                  s->column_local ? ", column-local" : "");
     }
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];
-        sb_printf(o, "    computation(%s)\n", policy_name(comp->policy));
+        sb_printf(o, "    computation(%s)", policy_name(comp->policy));
+        if (comp->columnwise)
+            sb_printf(o, "  # column by column, %d columns at a time%s", st->column_lanes,
+                      comp->column_fuse_next ? "; shares the column loop with the next" : "");
+        sb_puts(o, "\n");
         for (int i = 0; i < comp->nintervals; i++) {
             const Interval *in = &comp->intervals[i];
             sb_puts(o, "        interval(");

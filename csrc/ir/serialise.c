@@ -164,7 +164,7 @@ static void symbol_facts(Ser *S, const Symbol *s) {
     sb_printf(S->out, " %s axes=%d slot=%d mask=%d r=%d w=%d ", dtype_name(s->dtype), s->axes,
               s->slot, s->is_mask, s->read, s->written);
     ints(S, s->ndata, s->data_dims);
-    sb_printf(S->out, " acc=%d", s->has_access);
+    sb_printf(S->out, " acc=%d col=%d", s->has_access, s->column_local);
     extent(S, &s->access);
 }
 
@@ -211,8 +211,9 @@ static void temporaries(Ser *S) {
 
 static void stencil_facts(Ser *S) {
     const Stencil *st = S->st;
-    sb_printf(S->out, "\nfacts min_k=%d extended_writes=%d literal_float_bits=%d kacc=%d",
-              st->min_k_levels, st->extended_writes, st->literal_float_bits, st->nkacc);
+    sb_printf(S->out, "\nfacts min_k=%d extended_writes=%d literal_float_bits=%d lanes=%d kacc=%d",
+              st->min_k_levels, st->extended_writes, st->literal_float_bits, st->column_lanes,
+              st->nkacc);
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
         sb_printf(S->out, " (%d ", k->slot);

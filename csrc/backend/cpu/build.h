@@ -10,14 +10,15 @@
  * no faster stencil code: these loops need CSE of loads across stores to other arrays
  * (early-cse on MemorySSA, GVN: temporaries are noalias), LICM, rotation, forwarding of
  * values stored in one iteration to the next (loop-load-elim: a vertical sweep's c[k-1]
- * stays in a register) and the loop vectoriser. Interleaving (unrolling vector loops) quadruples the code to compile and was
+ * stays in a register), the loop vectoriser, and the SLP vectoriser (the lanes of a column
+ * bundle, columns.c, are isomorphic scalar code it packs into vectors). Interleaving (unrolling vector loops) quadruples the code to compile and was
  * not faster on memory-bound stencils (benchmarks/), so only explicit requests interleave.
  * A textual `instcombine` verifies that it reached a fixpoint and aborts the process when it
  * did not (a testing aid of LLVM's), hence <no-verify-fixpoint>, as LLVM's own pipelines. */
 #define GT_CPU_PASSES                                                                              \
     "function(early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,"                      \
     "loop-mssa(loop-rotate,licm),gvn,loop-load-elim,loop-vectorize<interleave-forced-only>,"       \
-    "instcombine<no-verify-fixpoint>,simplifycfg)"
+    "slp-vectorizer,instcombine<no-verify-fixpoint>,simplifycfg)"
 
 typedef struct CpuObject {
     char *obj; /* object file bytes (malloc) */

@@ -6,30 +6,13 @@
  * (no fast-math; Python's floor-division and modulo rules).
  */
 #include "backend/cpu/codegen.h"
+#include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct CG {
-    const Stencil *st;
-    LLVMContextRef ctx;
-    LLVMModuleRef mod;
-    LLVMBuilderRef b;
-    LLVMValueRef fn;
-    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd;
-    LLVMValueRef *base;                   /* per slot */
-    LLVMValueRef (*stride)[GT_STRIDES];   /* per slot */
-    LLVMValueRef *scalar;                 /* per scalar slot */
-    LLVMValueRef ni, nj, nk;
-    LLVMValueRef ti0, ti1, tj0, tj1;      /* the tile: [ti0, ti1) x [tj0, tj1) */
-    LLVMValueRef i, j, k;                 /* the current point */
-    CpuLayout layout;
-    char *err;
-    size_t errlen;
-    bool failed;
-} CG;
 
 static LLVMTypeRef ty(CG *g, DType t) {
     switch (t) {
@@ -43,9 +26,11 @@ static LLVMTypeRef ty(CG *g, DType t) {
 }
 
 /* The in-memory type: NumPy stores bools as bytes. */
+LLVMTypeRef cg_type(CG *g, DType t) { return ty(g, t); }
+
 static LLVMTypeRef mem_ty(CG *g, DType t) { return t == DT_BOOL ? g->i8 : ty(g, t); }
 
-static LLVMValueRef c64(CG *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+LLVMValueRef cg_c64(CG *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
 /* ---- intrinsics and libm ------------------------------------------------------------ */
 
@@ -77,7 +62,10 @@ static LLVMValueRef address(CG *g, const Symbol *s, LLVMValueRef di, LLVMValueRe
                             LLVMValueRef dk, int ndi, const int *didx) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef (*st)[GT_STRIDES] = &g->stride[s->slot];
-    if (s->kind == SYM_TEMP) { /* tile-private buffer: indexed from the tile's origin */
+    if (cpu_bundle_buffer(g->st, s, g->layout)) { /* a bundle's buffer: indexed by lane */
+        di = cg_c64(g, 0);
+        dj = LLVMBuildNSWSub(b, dj, g->jb, "");
+    } else if (s->kind == SYM_TEMP) { /* tile-private buffer: indexed from the tile's origin */
         di = LLVMBuildNSWSub(b, di, g->ti0, "");
         dj = LLVMBuildNSWSub(b, dj, g->tj0, "");
     }
@@ -85,7 +73,7 @@ static LLVMValueRef address(CG *g, const Symbol *s, LLVMValueRef di, LLVMValueRe
     off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dj, (*st)[1], ""), "");
     off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dk, (*st)[2], ""), "");
     for (int d = 0; d < ndi; d++)
-        if (didx[d]) off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, c64(g, didx[d]), (*st)[3 + d], ""), "");
+        if (didx[d]) off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, cg_c64(g, didx[d]), (*st)[3 + d], ""), "");
     return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &off, 1, "");
 }
 
@@ -102,7 +90,6 @@ static void store_mem(CG *g, DType t, LLVMValueRef v, LLVMValueRef addr) {
 
 /* ---- expressions -------------------------------------------------------------------- */
 
-static LLVMValueRef emit_expr(CG *g, const Expr *e);
 
 static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     LLVMBuilderRef b = g->b;
@@ -236,7 +223,7 @@ static LLVMValueRef int_pow(CG *g, LLVMValueRef a, LLVMValueRef e, LLVMTypeRef t
 
 static LLVMValueRef emit_binary(CG *g, const Expr *e) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+    LLVMValueRef x = cg_emit_expr(g, e->op.a), y = cg_emit_expr(g, e->op.b);
     LLVMTypeRef t = ty(g, e->type);
     bool fl = dtype_is_float(e->type);
     switch (e->op.op) {
@@ -257,7 +244,7 @@ static LLVMValueRef emit_binary(CG *g, const Expr *e) {
 }
 
 static LLVMValueRef emit_cmp(CG *g, const Expr *e) {
-    LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+    LLVMValueRef x = cg_emit_expr(g, e->op.a), y = cg_emit_expr(g, e->op.b);
     DType t = e->op.a->type;
     if (dtype_is_float(t)) {
         /* ordered comparisons, except != which is true for NaN (as IEEE and NumPy) */
@@ -274,7 +261,7 @@ static LLVMValueRef emit_cmp(CG *g, const Expr *e) {
 
 static LLVMValueRef emit_call(CG *g, const Expr *e) {
     LLVMValueRef a[GT_MAX_ARGS];
-    for (int i = 0; i < e->call.nargs; i++) a[i] = emit_expr(g, e->call.args[i]);
+    for (int i = 0; i < e->call.nargs; i++) a[i] = cg_emit_expr(g, e->call.args[i]);
     DType at = e->call.args[0]->type;
     LLVMTypeRef t = ty(g, at);
     bool fl = dtype_is_float(at);
@@ -320,24 +307,26 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     return LLVMGetUndef(ty(g, e->type));
 }
 
-static LLVMValueRef emit_expr(CG *g, const Expr *e) {
+LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     LLVMBuilderRef b = g->b;
     switch (e->kind) {
     case E_CONST:
         if (dtype_is_float(e->type)) return LLVMConstReal(ty(g, e->type), e->cnst.f);
         return LLVMConstInt(ty(g, e->type), (unsigned long long)e->cnst.i, 1);
     case E_FIELD: {
-        LLVMValueRef dk = LLVMBuildNSWAdd(b, g->k, c64(g, e->field.off[2]), "");
-        if (e->field.kabs) dk = emit_expr(g, e->field.kexpr); /* K index from the origin */
-        else if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, emit_expr(g, e->field.kexpr), "");
-        LLVMValueRef addr = address(g, e->field.sym, LLVMBuildNSWAdd(b, g->i, c64(g, e->field.off[0]), ""),
-                                    LLVMBuildNSWAdd(b, g->j, c64(g, e->field.off[1]), ""), dk,
+        LLVMValueRef carried = g->ncarry ? cg_carried_read(g, e) : NULL;
+        if (carried) return carried;
+        LLVMValueRef dk = LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), "");
+        if (e->field.kabs) dk = cg_emit_expr(g, e->field.kexpr); /* K index from the origin */
+        else if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, cg_emit_expr(g, e->field.kexpr), "");
+        LLVMValueRef addr = address(g, e->field.sym, LLVMBuildNSWAdd(b, g->i, cg_c64(g, e->field.off[0]), ""),
+                                    LLVMBuildNSWAdd(b, g->j, cg_c64(g, e->field.off[1]), ""), dk,
                                     e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
     case E_SCALAR: return g->scalar[e->scalar->slot];
     case E_UNARY: {
-        LLVMValueRef x = emit_expr(g, e->op.a);
+        LLVMValueRef x = cg_emit_expr(g, e->op.a);
         if (e->op.op == OP_NOT) return LLVMBuildNot(b, x, "");
         if (e->op.op == OP_POS) return x;
         return dtype_is_float(e->type) ? LLVMBuildFNeg(b, x, "") : LLVMBuildNeg(b, x, "");
@@ -345,52 +334,66 @@ static LLVMValueRef emit_expr(CG *g, const Expr *e) {
     case E_BINARY: return emit_binary(g, e);
     case E_CMP: return emit_cmp(g, e);
     case E_LOGIC: {
-        LLVMValueRef x = emit_expr(g, e->op.a), y = emit_expr(g, e->op.b);
+        LLVMValueRef x = cg_emit_expr(g, e->op.a), y = cg_emit_expr(g, e->op.b);
         return e->op.op == OP_AND ? LLVMBuildAnd(b, x, y, "") : LLVMBuildOr(b, x, y, "");
     }
     case E_TERNARY: {
-        LLVMValueRef c = emit_expr(g, e->ternary.cond);
-        LLVMValueRef x = emit_expr(g, e->ternary.a), y = emit_expr(g, e->ternary.b);
+        LLVMValueRef c = cg_emit_expr(g, e->ternary.cond);
+        LLVMValueRef x = cg_emit_expr(g, e->ternary.a), y = cg_emit_expr(g, e->ternary.b);
         return LLVMBuildSelect(b, c, x, y, "");
     }
     case E_CALL: return emit_call(g, e);
-    case E_CAST: return emit_cast(g, emit_expr(g, e->cast), e->cast->type, e->type);
+    case E_CAST: return emit_cast(g, cg_emit_expr(g, e->cast), e->cast->type, e->type);
     }
     return LLVMGetUndef(ty(g, e->type));
 }
 
 /* ---- loops -------------------------------------------------------------------------- */
 
-typedef struct Loop {
-    LLVMBasicBlockRef header, exit;
-    LLVMValueRef iv, hi;
-} Loop;
-
-/* for (iv = lo; iv < hi; iv++) in rotated form; leaves the builder in the body. */
-static LLVMValueRef loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+/* for (iv = lo; iv < hi; iv++) in rotated form, in two steps: cg_loop_guard branches around
+ * the loop when it runs no iteration and leaves the builder in the preheader (code there runs
+ * once, only if the loop runs); cg_loop_enter starts the body. */
+void cg_loop_guard(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
     LLVMBuilderRef b = g->b;
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef pre = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "pre");
     L->header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
     L->exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "exit");
+    L->lo = lo;
     L->hi = hi;
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), L->header, L->exit);
+    L->name = name;
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), pre, L->exit);
+    LLVMPositionBuilderAtEnd(b, pre);
+}
+
+LLVMValueRef cg_loop_enter(CG *g, Loop *L) {
+    LLVMBuilderRef b = g->b;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, L->header);
     LLVMPositionBuilderAtEnd(b, L->header);
-    L->iv = LLVMBuildPhi(b, g->i64, name);
-    LLVMAddIncoming(L->iv, &lo, &pre, 1);
+    L->iv = LLVMBuildPhi(b, g->i64, L->name);
+    LLVMAddIncoming(L->iv, &L->lo, &pre, 1);
     return L->iv;
 }
 
-static void loop_end(CG *g, Loop *L) {
+/* Both steps at once; leaves the builder in the body. */
+LLVMValueRef cg_loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name) {
+    cg_loop_guard(g, L, lo, hi, name);
+    return cg_loop_enter(g, L);
+}
+
+void cg_loop_end_step(CG *g, Loop *L, int step) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef next = LLVMBuildNSWAdd(b, L->iv, c64(g, 1), "");
+    LLVMValueRef next = LLVMBuildNSWAdd(b, L->iv, cg_c64(g, step), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMAddIncoming(L->iv, &next, &latch, 1);
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, L->hi, ""), L->header, L->exit);
     LLVMPositionBuilderAtEnd(b, L->exit);
 }
 
-static LLVMValueRef bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
-    return ab.level == 0 ? c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, c64(g, ab.offset), "");
+void cg_loop_end(CG *g, Loop *L) { cg_loop_end_step(g, L, 1); }
+
+LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
+    return ab.level == 0 ? cg_c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, cg_c64(g, ab.offset), "");
 }
 
 static LLVMValueRef smax(CG *g, LLVMValueRef a, LLVMValueRef b) {
@@ -402,26 +405,25 @@ static LLVMValueRef smin(CG *g, LLVMValueRef a, LLVMValueRef b) {
 
 /* ---- statements --------------------------------------------------------------------- */
 
-static void emit_point(CG *g, const Stmt *s);
-
-static void emit_point_list(CG *g, const StmtList *l) {
-    for (int i = 0; i < l->n; i++) emit_point(g, l->items[i]);
+void cg_emit_point_list(CG *g, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) cg_emit_point(g, l->items[i]);
 }
 
 /* One statement at the current point (g->i, g->j, g->k). */
-static void emit_point(CG *g, const Stmt *s) {
+void cg_emit_point(CG *g, const Stmt *s) {
     LLVMBuilderRef b = g->b;
     LLVMBasicBlockRef cont = NULL;
     if (s->guard && s->kind == S_ASSIGN) {
         LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "guarded");
         cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cont");
-        LLVMBuildCondBr(b, emit_expr(g, s->guard), then, cont);
+        LLVMBuildCondBr(b, cg_emit_expr(g, s->guard), then, cont);
         LLVMPositionBuilderAtEnd(b, then);
     }
     if (s->kind == S_ASSIGN) {
         const Symbol *t = s->assign.target;
-        LLVMValueRef v = emit_expr(g, s->assign.value);
-        LLVMValueRef addr = address(g, t, g->i, g->j, LLVMBuildNSWAdd(b, g->k, c64(g, s->assign.koff), ""),
+        LLVMValueRef v = cg_emit_expr(g, s->assign.value);
+        if (g->ncarry) cg_carry_write(g, t, v);
+        LLVMValueRef addr = address(g, t, g->i, g->j, LLVMBuildNSWAdd(b, g->k, cg_c64(g, s->assign.koff), ""),
                                     s->assign.ndi, s->assign.data_index);
         store_mem(g, t->dtype, v, addr);
     } else if (s->kind == S_WHILE) {
@@ -431,11 +433,11 @@ static void emit_point(CG *g, const Stmt *s) {
         LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while_done");
         LLVMBuildBr(b, head);
         LLVMPositionBuilderAtEnd(b, head);
-        LLVMValueRef c = emit_expr(g, s->while_.cond);
-        if (s->guard) c = LLVMBuildAnd(b, emit_expr(g, s->guard), c, "");
+        LLVMValueRef c = cg_emit_expr(g, s->while_.cond);
+        if (s->guard) c = LLVMBuildAnd(b, cg_emit_expr(g, s->guard), c, "");
         LLVMBuildCondBr(b, c, body, done);
         LLVMPositionBuilderAtEnd(b, body);
-        emit_point_list(g, &s->while_.body);
+        cg_emit_point_list(g, &s->while_.body);
         LLVMBuildBr(b, head);
         LLVMPositionBuilderAtEnd(b, done);
     }
@@ -452,34 +454,34 @@ static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LL
      * over all tiles that covers [lo, n + hi) once, and every value a later statement of the
      * tile reads has been computed by the tile itself (redundantly on the halo). */
     const int *h = s->horizontal_extent;
-    LLVMValueRef ilo = LLVMBuildNSWAdd(g->b, g->ti0, c64(g, h[0]), "");
-    LLVMValueRef ihi = LLVMBuildNSWAdd(g->b, g->ti1, c64(g, h[1]), "");
-    LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, c64(g, h[2]), "");
-    LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, c64(g, h[3]), "");
+    LLVMValueRef ilo = LLVMBuildNSWAdd(g->b, g->ti0, cg_c64(g, h[0]), "");
+    LLVMValueRef ihi = LLVMBuildNSWAdd(g->b, g->ti1, cg_c64(g, h[1]), "");
+    LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, cg_c64(g, h[2]), "");
+    LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, cg_c64(g, h[3]), "");
     if (box) {
-        if (box->has[0]) ilo = smax(g, ilo, bound_value(g, box->b[0], g->ni));
-        if (box->has[1]) ihi = smin(g, ihi, bound_value(g, box->b[1], g->ni));
-        if (box->has[2]) jlo = smax(g, jlo, bound_value(g, box->b[2], g->nj));
-        if (box->has[3]) jhi = smin(g, jhi, bound_value(g, box->b[3], g->nj));
+        if (box->has[0]) ilo = smax(g, ilo, cg_bound_value(g, box->b[0], g->ni));
+        if (box->has[1]) ihi = smin(g, ihi, cg_bound_value(g, box->b[1], g->ni));
+        if (box->has[2]) jlo = smax(g, jlo, cg_bound_value(g, box->b[2], g->nj));
+        if (box->has[3]) jhi = smin(g, jhi, cg_bound_value(g, box->b[3], g->nj));
     }
     /* The unit-stride axis innermost, so the inner loop streams and vectorises. */
     Loop li, lj, lk;
     if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
-        g->i = loop_begin(g, &li, ilo, ihi, "i");
-        g->j = loop_begin(g, &lj, jlo, jhi, "j");
-        if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
-        emit_point(g, s);
-        if (klo) loop_end(g, &lk);
-        loop_end(g, &lj);
-        loop_end(g, &li);
+        g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
+        g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
+        if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
+        cg_emit_point(g, s);
+        if (klo) cg_loop_end(g, &lk);
+        cg_loop_end(g, &lj);
+        cg_loop_end(g, &li);
     } else {
-        if (klo) g->k = loop_begin(g, &lk, klo, khi, "k");
-        g->j = loop_begin(g, &lj, jlo, jhi, "j");
-        g->i = loop_begin(g, &li, ilo, ihi, "i");
-        emit_point(g, s);
-        loop_end(g, &li);
-        loop_end(g, &lj);
-        if (klo) loop_end(g, &lk);
+        if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
+        g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
+        g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
+        cg_emit_point(g, s);
+        cg_loop_end(g, &li);
+        cg_loop_end(g, &lj);
+        if (klo) cg_loop_end(g, &lk);
     }
 }
 
@@ -492,50 +494,25 @@ static void emit_stmt(CG *g, const Stmt *s, LLVMValueRef klo, LLVMValueRef khi) 
 }
 
 static void emit_interval(CG *g, const Computation *c, const Interval *in) {
-    LLVMValueRef ks = bound_value(g, in->start, g->nk), ke = bound_value(g, in->end, g->nk);
+    LLVMValueRef ks = cg_bound_value(g, in->start, g->nk), ke = cg_bound_value(g, in->end, g->nk);
     if (c->policy == POLICY_PARALLEL) {
         for (int i = 0; i < in->body.n; i++) emit_stmt(g, in->body.items[i], ks, ke);
         return;
     }
     Loop lk;
-    LLVMValueRef iv = loop_begin(g, &lk, ks, ke, "klevel");
+    LLVMValueRef iv = cg_loop_begin(g, &lk, ks, ke, "klevel");
     LLVMValueRef k = iv;
     if (c->policy == POLICY_BACKWARD) /* k runs from ke - 1 down to ks */
-        k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, c64(g, 1), ""), "");
+        k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, cg_c64(g, 1), ""), "");
     for (int i = 0; i < in->body.n; i++) {
         g->k = k;
         emit_stmt(g, in->body.items[i], NULL, NULL);
     }
-    loop_end(g, &lk);
-}
-
-/* The K sweep of one interval at the current column (g->i, g->j). */
-static void emit_column_interval(CG *g, const Computation *c, const Interval *in) {
-    LLVMValueRef ks = bound_value(g, in->start, g->nk), ke = bound_value(g, in->end, g->nk);
-    Loop lk;
-    LLVMValueRef iv = loop_begin(g, &lk, ks, ke, "kcol");
-    g->k = iv;
-    if (c->policy == POLICY_BACKWARD)
-        g->k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, c64(g, 1), ""), "");
-    for (int i = 0; i < in->body.n; i++) emit_point(g, in->body.items[i]);
-    loop_end(g, &lk);
+    cg_loop_end(g, &lk);
 }
 
 static void emit_computation(CG *g, const Computation *c) {
     for (int i = 0; i < c->nintervals; i++) emit_interval(g, c, &c->intervals[i]);
-}
-
-/* Computations [first, first + n) column by column: one loop over the tile's columns, each
- * column sweeping every computation of the group in turn. */
-static void emit_column_group(CG *g, const Computation *first, int n) {
-    Loop li, lj;
-    g->i = loop_begin(g, &li, g->ti0, g->ti1, "ci");
-    g->j = loop_begin(g, &lj, g->tj0, g->tj1, "cj");
-    for (int c = 0; c < n; c++)
-        for (int i = 0; i < first[c].nintervals; i++)
-            emit_column_interval(g, &first[c], &first[c].intervals[i]);
-    loop_end(g, &lj);
-    loop_end(g, &li);
 }
 
 /* The stencil's computations in order: level by level as the parallel model reads, or
@@ -553,14 +530,14 @@ static void emit_computations(CG *g) {
         }
         int n = 1;
         while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
-        emit_column_group(g, comp, n);
+        cg_emit_column_group(g, comp, n);
         c += n;
     }
 }
 
 /* base[index], an i64 array element. */
 static LLVMValueRef load_i64(CG *g, LLVMValueRef base, long long index, const char *name) {
-    LLVMValueRef idx = c64(g, index);
+    LLVMValueRef idx = cg_c64(g, index);
     return LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, base, &idx, 1, ""), name);
 }
 
@@ -580,7 +557,12 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
         const Symbol *sym = s < st->nfields ? NULL : st->temps[s - st->nfields];
         for (int i = 0; sym == NULL && i < st->nparams; i++)
             if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
-        if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = c64(g, 1);
+        if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = cg_c64(g, 1);
+        if (sym && cpu_bundle_buffer(st, sym, g->layout)) {
+            g->stride[s][0] = cg_c64(g, 0);
+            g->stride[s][1] = cg_c64(g, 1);
+            g->stride[s][2] = cg_c64(g, st->column_lanes);
+        }
     }
     g->ni = load_i64(g, domain, 0, "ni");
     g->nj = load_i64(g, domain, 1, "nj");
@@ -592,7 +574,7 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_SCALAR) continue;
-        LLVMValueRef off = c64(g, 8LL * s->slot);
+        LLVMValueRef off = cg_c64(g, 8LL * s->slot);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "");
         g->scalar[s->slot] = load_mem(g, s->dtype, p);
     }
@@ -641,7 +623,7 @@ static bool emit_functions(CG *g, int nslots) {
     /* gt_kernel: load the pointer table, call the body */
     LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, kernel, "entry"));
     for (int s = 0; s < nslots; s++) {
-        LLVMValueRef idx = c64(g, s);
+        LLVMValueRef idx = cg_c64(g, s);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(kernel, 0), &idx, 1, "");
         args[s] = LLVMBuildLoad2(g->b, g->ptr, p, "base");
     }

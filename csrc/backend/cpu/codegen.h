@@ -38,6 +38,18 @@ typedef void (*GtKernelFn)(char **ptrs, const int64_t *strides, const int64_t *d
  */
 typedef enum { LAYOUT_K_UNIT, LAYOUT_I_UNIT, LAYOUT_GENERIC, LAYOUT_COUNT } CpuLayout;
 
+/*
+ * Column bundles. Where the analysis lets columns sweep K one by one (schedule.c), the
+ * kernel takes st->column_lanes adjacent J columns at a time and interleaves their sweeps
+ * level by level. A column-local temporary then needs no tile buffer: its buffer holds one
+ * bundle, lane-major (element (lane, k) at lane + k * lanes; I stride 0), so every column
+ * of the tile reuses the same few kilobytes. The I-unit layout runs level by level instead.
+ */
+static inline bool cpu_bundle_buffer(const Stencil *st, const Symbol *s, CpuLayout layout) {
+    return s->kind == SYM_TEMP && s->column_local && st->column_lanes > 0 &&
+           layout != LAYOUT_I_UNIT;
+}
+
 /* Builds the kernel module in `ctx`; NULL with a message in err on failure. */
 LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ctx, char *err,
                           size_t errlen);

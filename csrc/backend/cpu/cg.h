@@ -1,0 +1,73 @@
+/*
+ * The cpu code generator's shared state, private to csrc/backend/cpu: codegen.c emits
+ * expressions, statements and level-by-level loop nests; columns.c emits column groups
+ * (bundled column sweeps with values carried between levels in registers).
+ */
+#ifndef GT_CPU_CG_H
+#define GT_CPU_CG_H
+
+#include <llvm-c/Core.h>
+
+#include "backend/cpu/codegen.h"
+
+enum { GT_MAX_LANES = 16 };
+
+/* A value a column sweep carries from one level to the next (columns.c). */
+typedef struct Carry {
+    const Symbol *sym;
+    const Expr *read;                /* a read of sym at the previous level */
+    LLVMValueRef prev[GT_MAX_LANES]; /* per lane: sym at the previous level (a phi) */
+    LLVMValueRef last[GT_MAX_LANES]; /* per lane: the value written at this level */
+} Carry;
+
+typedef struct CG {
+    const Stencil *st;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd;
+    LLVMValueRef *base;                 /* per slot */
+    LLVMValueRef (*stride)[GT_STRIDES]; /* per slot */
+    LLVMValueRef *scalar;               /* per scalar slot */
+    LLVMValueRef ni, nj, nk;
+    LLVMValueRef ti0, ti1, tj0, tj1; /* the tile: [ti0, ti1) x [tj0, tj1) */
+    LLVMValueRef i, j, k;            /* the current point */
+    LLVMValueRef jb;                 /* first column of the current bundle */
+    int lane;                        /* the current column's lane in its bundle */
+    int kprev;                       /* K offset of the previous level of a sweep */
+    Carry *carry;                    /* values carried by the sweep being emitted */
+    int ncarry;
+    CpuLayout layout;
+    char *err;
+    size_t errlen;
+    bool failed;
+} CG;
+
+typedef struct Loop {
+    LLVMBasicBlockRef header, exit;
+    LLVMValueRef iv, lo, hi;
+    const char *name;
+} Loop;
+
+LLVMValueRef cg_c64(CG *g, long long v);
+LLVMTypeRef cg_type(CG *g, DType t);
+LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n);
+
+void cg_loop_guard(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name);
+LLVMValueRef cg_loop_enter(CG *g, Loop *L);
+LLVMValueRef cg_loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name);
+void cg_loop_end_step(CG *g, Loop *L, int step);
+void cg_loop_end(CG *g, Loop *L);
+
+/* An expression, or a statement list, at the current point (g->i, g->j, g->k). */
+LLVMValueRef cg_emit_expr(CG *g, const Expr *e);
+void cg_emit_point(CG *g, const Stmt *s);
+void cg_emit_point_list(CG *g, const StmtList *l);
+
+/* columns.c */
+void cg_emit_column_group(CG *g, const Computation *first, int n);
+LLVMValueRef cg_carried_read(CG *g, const Expr *e); /* NULL: not carried, load it */
+void cg_carry_write(CG *g, const Symbol *target, LLVMValueRef v);
+
+#endif
