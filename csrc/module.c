@@ -77,7 +77,7 @@ static bool emit_warnings(const Stencil *st) {
 
 typedef struct CpuBuild {
     const Stencil *st;
-    CpuLayout layout;
+    CpuVariant variant;
     const char *passes;
 } CpuBuild;
 
@@ -86,7 +86,7 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
     const CpuBuild *b = ctx;
     char err[2048] = "";
     CpuObject o;
-    if (!cpu_build_object(b->st, b->layout, b->passes, &o, err, sizeof err)) {
+    if (!cpu_build_object(b->st, b->variant, b->passes, &o, err, sizeof err)) {
         PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
                      b->st->name, err);
         return false;
@@ -108,30 +108,31 @@ static bool build_cpu(ModuleObject *m, const char *passes, PyObject *options, bo
     }
     if (!cache_key(m->st, "cpu", jit_target_id(), options, m->cache_key)) return false;
     CacheRequest rq = {.key = m->cache_key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
-    CpuBuild b = {.st = m->st, .layout = LAYOUT_K_UNIT, .passes = passes};
+    CpuBuild b = {.st = m->st, .variant = {LAYOUT_K_UNIT, false}, .passes = passes};
     m->code = cache_obtain(&rq, rebuild, build_cpu_object, &b, &m->origin_of_code);
     if (m->code == NULL) return false;
     m->kernel = (GtKernelFn)m->code->jit.fn;
     return true;
 }
 
-GtKernelFn module_kernel(ModuleObject *m, CpuLayout layout) {
-    if (layout == LAYOUT_K_UNIT || m->kernel == NULL) {
+GtKernelFn module_kernel(ModuleObject *m, CpuVariant variant) {
+    int v = cpu_variant_index(variant);
+    if (v == 0 || m->kernel == NULL) {
         if (m->kernel == NULL) PyErr_SetString(PyExc_RuntimeError, "this stencil has no compiled kernel");
         return m->kernel;
     }
-    if (m->variant[layout]) return m->variant[layout];
+    if (m->variant[v]) return m->variant[v];
     /* Obtained with the GIL held: two threads never build the same variant at once. A
      * variant is cached like the main kernel, under a key derived from the module's. */
     char key[CACHE_HEX_LEN + 1];
-    if (!cache_variant_key(m->cache_key, (int)layout, key)) return NULL;
+    if (!cache_variant_key(m->cache_key, v, key)) return NULL;
     CacheRequest rq = {.key = key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
-    CpuBuild b = {.st = m->st, .layout = layout, .passes = m->passes};
+    CpuBuild b = {.st = m->st, .variant = variant, .passes = m->passes};
     const char *origin;
-    m->variant_code[layout] = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
-    if (m->variant_code[layout] == NULL) return NULL;
-    m->variant[layout] = (GtKernelFn)m->variant_code[layout]->jit.fn;
-    return m->variant[layout];
+    m->variant_code[v] = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
+    if (m->variant_code[v] == NULL) return NULL;
+    m->variant[v] = (GtKernelFn)m->variant_code[v]->jit.fn;
+    return m->variant[v];
 }
 
 static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
@@ -217,7 +218,7 @@ static void Module_dealloc(ModuleObject *m) {
     Py_CLEAR(m->dict);
     plan_free(m->plan);
     cache_entry_unref(m->code);
-    for (int l = 0; l < LAYOUT_COUNT; l++) cache_entry_unref(m->variant_code[l]);
+    for (int v = 0; v < CPU_VARIANT_COUNT; v++) cache_entry_unref(m->variant_code[v]);
     free(m->passes);
     cuda_module_free(m->cuda);
     stencil_free(m->st);

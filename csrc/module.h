@@ -19,9 +19,9 @@ typedef struct ModuleObject {
                                 through the module cache (cache/memory.h) */
     char cache_key[65];      /* hex SHA-256 (cache/key.h) */
     GtKernelFn kernel;
-    /* kernels for the other layout classes, compiled on the first call that needs them */
-    struct CacheEntry *variant_code[LAYOUT_COUNT]; /* cached like `code` (cache/cache.h) */
-    GtKernelFn variant[LAYOUT_COUNT];
+    /* the other kernel variants (codegen.h), compiled on the first call that needs them */
+    struct CacheEntry *variant_code[CPU_VARIANT_COUNT]; /* cached like `code` (cache/cache.h) */
+    GtKernelFn variant[CPU_VARIANT_COUNT];
     char *passes;    /* the build's LLVM pipeline (NULL: the default), for those builds */
     double build_seconds;
     const char *origin_of_code; /* "build", "memory" or "disk" */
@@ -34,7 +34,7 @@ typedef struct ModuleObject {
 
 extern PyTypeObject ModuleType;
 
-/* The kernel for a layout class, compiling it on first use; NULL with an exception set. */
-GtKernelFn module_kernel(ModuleObject *m, CpuLayout layout);
+/* The kernel of a variant, compiling it on first use; NULL with an exception set. */
+GtKernelFn module_kernel(ModuleObject *m, CpuVariant variant);
 
 #endif

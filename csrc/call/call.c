@@ -558,6 +558,22 @@ static CpuLayout classify_layout(const Stencil *st, const Bound *b) {
     return k_unit ? LAYOUT_K_UNIT : i_unit ? LAYOUT_I_UNIT : LAYOUT_GENERIC;
 }
 
+/* Whether a written argument array shares memory with another argument (byte spans
+ * intersect): then the kernel may not treat their pointers as `noalias` (codegen.h). Checked
+ * on every call, validate_args or not: an in-place update is legal and must stay right. */
+static bool arguments_share_memory(const Stencil *st, const Bound *b) {
+    char *lo[256], *hi[256];
+    for (int i = 0; i < st->nparams; i++)
+        if (st->params[i]->kind == SYM_FIELD) byte_span((PyArrayObject *)b->value[i], &lo[i], &hi[i]);
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *w = st->params[i];
+        if (w->kind != SYM_FIELD || !w->written) continue;
+        for (int j = 0; j < st->nparams; j++)
+            if (j != i && st->params[j]->kind == SYM_FIELD && lo[j] < hi[i] && lo[i] < hi[j]) return true;
+    }
+    return false;
+}
+
 static void release_plan(ModuleObject *m, Plan *p, bool owned) {
     if (owned) plan_free(p);
     else __atomic_store_n(&m->plan_busy, 0, __ATOMIC_RELEASE);
@@ -573,7 +589,8 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     Bound b;
     if (!bind_all(m, args, kwargs, &b)) return NULL;
     CpuLayout layout = classify_layout(st, &b);
-    GtKernelFn kernel = module_kernel(m, layout);
+    CpuVariant variant = {layout, arguments_share_memory(st, &b)};
+    GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) return NULL;
     char scalars[8 * 256];
     for (int i = 0; i < st->nparams; i++) {

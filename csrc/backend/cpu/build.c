@@ -5,12 +5,12 @@
 
 #include "backend/cpu/jit.h"
 
-bool cpu_build_object(const Stencil *st, CpuLayout layout, const char *passes, CpuObject *out,
+bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
                       char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (!jit_init(err, errlen)) return false;
     LLVMContextRef ctx = LLVMContextCreate();
-    LLVMModuleRef mod = codegen_cpu(st, layout, ctx, err, errlen);
+    LLVMModuleRef mod = codegen_cpu(st, variant, ctx, err, errlen);
     bool ok = mod != NULL;
     if (ok) {
         jit_prepare_module(mod);

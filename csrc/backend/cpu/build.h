@@ -28,7 +28,7 @@ typedef struct CpuObject {
 
 /* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one
  * layout class. False with a message in err. */
-bool cpu_build_object(const Stencil *st, CpuLayout layout, const char *passes, CpuObject *out,
+bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
                       char *err, size_t errlen);
 void cpu_object_free(CpuObject *o);
 

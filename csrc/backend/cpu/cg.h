@@ -39,6 +39,7 @@ typedef struct CG {
     Carry *carry;                    /* values carried by the sweep being emitted */
     int ncarry;
     CpuLayout layout;
+    bool shared; /* argument arrays may share memory: only temporaries are noalias */
     char *err;
     size_t errlen;
     bool failed;

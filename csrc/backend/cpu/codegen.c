@@ -57,24 +57,38 @@ static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *a
 
 /* ---- addressing --------------------------------------------------------------------- */
 
-/* Address of field `slot` at (i + di, j + dj, k + dk) and data index `didx`. */
-static LLVMValueRef address(CG *g, const Symbol *s, LLVMValueRef di, LLVMValueRef dj,
-                            LLVMValueRef dk, int ndi, const int *didx) {
+/*
+ * Address of field or temporary `s` at the current point shifted by the constant `off` (I, J,
+ * K) and data index `didx`; `kidx`, when given, is the K index itself (variable offsets,
+ * absolute K) and replaces g->k + off[2]. The offset is built as (point part) + (constant
+ * part): the point part, i * si + j * sj + k * sk, is the same for every access of the slot
+ * at this point, so it is computed once; the constant part, off * strides, depends only on
+ * loop-invariant strides and is hoisted out of every loop. A stencil reading a field at a
+ * dozen offsets then costs one multiply-add per field and column, not a dozen.
+ */
+static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueRef kidx, int ndi,
+                            const int *didx) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef (*st)[GT_STRIDES] = &g->stride[s->slot];
+    LLVMValueRef i = g->i, j = g->j;
     if (cpu_bundle_buffer(g->st, s, g->layout)) { /* a bundle's buffer: indexed by lane */
-        di = cg_c64(g, 0);
-        dj = LLVMBuildNSWSub(b, dj, g->jb, "");
+        i = cg_c64(g, 0);
+        j = LLVMBuildNSWSub(b, j, g->jb, "");
     } else if (s->kind == SYM_TEMP) { /* tile-private buffer: indexed from the tile's origin */
-        di = LLVMBuildNSWSub(b, di, g->ti0, "");
-        dj = LLVMBuildNSWSub(b, dj, g->tj0, "");
+        i = LLVMBuildNSWSub(b, i, g->ti0, "");
+        j = LLVMBuildNSWSub(b, j, g->tj0, "");
     }
-    LLVMValueRef off = LLVMBuildNSWMul(b, di, (*st)[0], "");
-    off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dj, (*st)[1], ""), "");
-    off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, dk, (*st)[2], ""), "");
+    LLVMValueRef point = LLVMBuildNSWMul(b, i, (*st)[0], "");
+    point = LLVMBuildNSWAdd(b, point, LLVMBuildNSWMul(b, j, (*st)[1], ""), "");
+    point = LLVMBuildNSWAdd(b, point, LLVMBuildNSWMul(b, kidx ? kidx : g->k, (*st)[2], ""), "");
+    LLVMValueRef shift = cg_c64(g, 0);
+    for (int a = 0; a < 3; a++)
+        if (off[a] && (a < 2 || kidx == NULL))
+            shift = LLVMBuildNSWAdd(b, shift, LLVMBuildNSWMul(b, cg_c64(g, off[a]), (*st)[a], ""), "");
     for (int d = 0; d < ndi; d++)
-        if (didx[d]) off = LLVMBuildNSWAdd(b, off, LLVMBuildNSWMul(b, cg_c64(g, didx[d]), (*st)[3 + d], ""), "");
-    return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &off, 1, "");
+        if (didx[d]) shift = LLVMBuildNSWAdd(b, shift, LLVMBuildNSWMul(b, cg_c64(g, didx[d]), (*st)[3 + d], ""), "");
+    LLVMValueRef total = LLVMBuildNSWAdd(b, point, shift, "");
+    return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &total, 1, "");
 }
 
 static LLVMValueRef load_mem(CG *g, DType t, LLVMValueRef addr) {
@@ -316,12 +330,13 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     case E_FIELD: {
         LLVMValueRef carried = g->ncarry ? cg_carried_read(g, e) : NULL;
         if (carried) return carried;
-        LLVMValueRef dk = LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), "");
-        if (e->field.kabs) dk = cg_emit_expr(g, e->field.kexpr); /* K index from the origin */
-        else if (e->field.kexpr) dk = LLVMBuildNSWAdd(b, dk, cg_emit_expr(g, e->field.kexpr), "");
-        LLVMValueRef addr = address(g, e->field.sym, LLVMBuildNSWAdd(b, g->i, cg_c64(g, e->field.off[0]), ""),
-                                    LLVMBuildNSWAdd(b, g->j, cg_c64(g, e->field.off[1]), ""), dk,
-                                    e->field.ndi, e->field.data_index);
+        LLVMValueRef kidx = NULL;
+        if (e->field.kabs) /* K index from the origin */
+            kidx = cg_emit_expr(g, e->field.kexpr);
+        else if (e->field.kexpr)
+            kidx = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
+                                   cg_emit_expr(g, e->field.kexpr), "");
+        LLVMValueRef addr = address(g, e->field.sym, e->field.off, kidx, e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
     case E_SCALAR: return g->scalar[e->scalar->slot];
@@ -423,8 +438,8 @@ void cg_emit_point(CG *g, const Stmt *s) {
         const Symbol *t = s->assign.target;
         LLVMValueRef v = cg_emit_expr(g, s->assign.value);
         if (g->ncarry) cg_carry_write(g, t, v);
-        LLVMValueRef addr = address(g, t, g->i, g->j, LLVMBuildNSWAdd(b, g->k, cg_c64(g, s->assign.koff), ""),
-                                    s->assign.ndi, s->assign.data_index);
+        int off[3] = {0, 0, s->assign.koff};
+        LLVMValueRef addr = address(g, t, off, NULL, s->assign.ndi, s->assign.data_index);
         store_mem(g, t->dtype, v, addr);
     } else if (s->kind == S_WHILE) {
         /* Per point: while (guard and cond) { body }, as the seed's final while model. */
@@ -588,10 +603,11 @@ static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
 /*
  * Two functions: the exported gt_kernel(ptrs, strides, domain, scalars, tile) loads the
  * base pointers and calls the internal gt_body(base_0, ..., base_n-1, strides, domain,
- * scalars, tile), whose parameters for temporaries are `noalias`: they are tile-private
- * buffers, so LLVM needs no run-time overlap checks between them and anything else.
- * Argument fields carry no such promise (the same array may be passed for an input and an
- * output read point-wise). Leaves the builder in gt_body's entry block, after its prologue.
+ * scalars, tile), whose pointer parameters are `noalias`, so LLVM needs no run-time overlap
+ * checks and keeps loaded values across stores: temporaries are tile-private buffers, and
+ * the call picks this variant only when no two argument arrays share memory. The `shared`
+ * variant (the same array passed for an input and an output read point-wise) makes only the
+ * temporaries noalias. Leaves the builder in gt_body's entry block, after its prologue.
  */
 static bool emit_functions(CG *g, int nslots) {
     LLVMTypeRef kparams[5] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr};
@@ -608,7 +624,7 @@ static bool emit_functions(CG *g, int nslots) {
     g->fn = LLVMAddFunction(g->mod, "gt_body", LLVMFunctionType(g->vd, bparams, (unsigned)nslots + 4, 0));
     free(bparams);
     LLVMSetLinkage(g->fn, LLVMInternalLinkage);
-    for (int s = g->st->nfields; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
+    for (int s = g->shared ? g->st->nfields : 0; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
     for (unsigned p = 1; p <= 4; p++) {
         add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
         add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
@@ -638,9 +654,9 @@ static bool emit_functions(CG *g, int nslots) {
     return true;
 }
 
-LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ctx, char *err,
+LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef ctx, char *err,
                           size_t errlen) {
-    CG g = {.st = st, .ctx = ctx, .layout = layout, .err = err, .errlen = errlen};
+    CG g = {.st = st, .ctx = ctx, .layout = variant.layout, .shared = variant.shared, .err = err, .errlen = errlen};
     g.mod = LLVMModuleCreateWithNameInContext(st->name, ctx);
     g.b = LLVMCreateBuilderInContext(ctx);
     g.i1 = LLVMInt1TypeInContext(ctx);

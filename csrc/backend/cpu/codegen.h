@@ -50,8 +50,24 @@ static inline bool cpu_bundle_buffer(const Stencil *st, const Symbol *s, CpuLayo
            layout != LAYOUT_I_UNIT;
 }
 
+/*
+ * The kernel variant of a call: its layout class, and whether some argument arrays share
+ * memory (an array passed for an input and an output, updated point by point). Without
+ * shared memory every pointer of the kernel is `noalias`, so LLVM vectorises and keeps
+ * loads across stores without run-time overlap checks; with it only temporaries are.
+ */
+typedef struct CpuVariant {
+    CpuLayout layout;
+    bool shared;
+} CpuVariant;
+
+enum { CPU_VARIANT_COUNT = 2 * LAYOUT_COUNT };
+
+/* Variants are numbered from 0, the one built with the stencil (C order, no sharing). */
+static inline int cpu_variant_index(CpuVariant v) { return (int)v.layout + (v.shared ? LAYOUT_COUNT : 0); }
+
 /* Builds the kernel module in `ctx`; NULL with a message in err on failure. */
-LLVMModuleRef codegen_cpu(const Stencil *st, CpuLayout layout, LLVMContextRef ctx, char *err,
+LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef ctx, char *err,
                           size_t errlen);
 
 #endif
