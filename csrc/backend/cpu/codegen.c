@@ -635,6 +635,14 @@ static bool emit_functions(CG *g, int nslots) {
     }
     add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
+    /* LLVM's cost model for recent x86 cores prefers 256-bit vectors (frequency drops of
+     * older AVX-512 parts); stencils are long, uniform loops and run faster with the full
+     * width here (benchmarks/: horizontal diffusion 13%, a float32 column solver 18%). */
+    if (jit_has_wide_vectors()) {
+        const char *k = "prefer-vector-width", *v = "512";
+        LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(g->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
+    }
 
     /* gt_kernel: load the pointer table, call the body */
     LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, kernel, "entry"));

@@ -101,6 +101,7 @@ bool jit_init(char *err, size_t errlen) {
 
 const char *jit_target_id(void) { return J.target_id ? J.target_id : ""; }
 const char *jit_cpu_name(void) { return J.cpu ? J.cpu : ""; }
+bool jit_has_wide_vectors(void) { return J.features && strstr(J.features, "+avx512f") != NULL; }
 
 void jit_prepare_module(LLVMModuleRef m) {
     LLVMSetTarget(m, J.triple);

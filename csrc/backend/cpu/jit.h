@@ -20,6 +20,8 @@ bool jit_init(char *err, size_t errlen);
 /* "triple/cpu/features" of the host, for cache keys. Valid after jit_init. */
 const char *jit_target_id(void);
 const char *jit_cpu_name(void);
+/* Whether the host has 512-bit vectors (AVX-512F): kernels then ask LLVM for them. */
+bool jit_has_wide_vectors(void);
 /* Gives a module the host's triple and data layout. */
 void jit_prepare_module(LLVMModuleRef m);
 /* Runs the optimisation pipeline (`passes`, e.g. "default<O3>") with the host target. */
