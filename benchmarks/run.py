@@ -52,6 +52,9 @@ def parse_args(argv):
     parser.add_argument("--backend", nargs="+", default=["cpu"], choices=["cpu", "numpy"],
                         help="gtscript backends timed, the first one compared (default cpu)")
     parser.add_argument("--no-numba", action="store_true", help="leave out the Numba columns")
+    parser.add_argument("--fortran", action="store_true",
+                        help="also time the first backend on Fortran-ordered copies of the arrays "
+                             "(column 'F-order'; the baselines take C order only)")
     parser.add_argument("--no-c", action="store_true",
                         help="leave out the C columns and the STREAM measurement")
     parser.add_argument("--stream-mib", type=float, default=0.0,
@@ -76,7 +79,8 @@ def main(argv=None):
             ["float64", "float32"] if args.all else ["float64"]))),
         backends=tuple(dict.fromkeys(args.backend)), repeat=args.repeat,
         max_seconds=args.max_seconds, stencils=tuple(args.stencils), numba=not args.no_numba,
-        c=not args.no_c, stream_mib=args.stream_mib, overhead_calls=args.overhead_calls)
+        c=not args.no_c, stream_mib=args.stream_mib, overhead_calls=args.overhead_calls,
+        fortran=args.fortran)
     report = suite.run(options)
     print(formatting.summary(report))
     if args.json:

@@ -51,6 +51,7 @@ class Options:
     c: bool = True
     stream_mib: float = 0.0       # size of each STREAM array; 0: four times the last-level cache
     overhead_calls: int = 100_000  # 0: skip the call-overhead benchmark
+    fortran: bool = False         # also time the first backend on Fortran-ordered arrays
     log: object = field(default=sys.stderr)
 
 
@@ -209,6 +210,8 @@ def _implementations(options, dtype, log):
             build_s[f"{backend}/{name}"] = time.perf_counter() - start
             table[name] = _gtscript_call(stencil)
         impls[f"gtscript[{backend}]"] = table
+        if options.fortran and backend == options.backends[0]:
+            impls[f"gtscript[{backend}] {FORTRAN}"] = table
     impls["numpy"] = {name: _keyword_call(getattr(reference, name)) for name in options.stencils}
     if options.numba:
         try:
@@ -246,12 +249,25 @@ def _positional_call(fn):
     return lambda arrays, scalars, halo: fn(*arrays.values(), *scalars.values())
 
 
+#: Suffix of the column timing gtscript on Fortran-ordered (I unit-stride) arrays.
+FORTRAN = "F-order"
+
+
+def _arguments(column, inputs, out_name, shape, dtype):
+    """One column's arrays: the shared inputs and its own zeroed output; Fortran-ordered
+    copies for the F-order column (the layout variant with I innermost)."""
+    if column.endswith(FORTRAN):
+        return {**{k: np.asfortranarray(v) for k, v in inputs.items()},
+                out_name: np.zeros(shape, dtype, order="F")}
+    return {**inputs, out_name: np.zeros(shape, dtype)}
+
+
 def run_case(name, shape, dtype, impls, options, rng):
     """Verify every implementation of one stencil on one grid, then time each."""
     dtype = np.dtype(dtype)
     inputs, scalars, out_name = _inputs(name, rng, shape, dtype)
     halo = definitions.HALO[name]
-    args = {column: {**inputs, out_name: np.zeros(shape, dtype)} for column in impls}
+    args = {column: _arguments(column, inputs, out_name, shape, dtype) for column in impls}
     for column, table in impls.items():  # every result checked before anything is timed
         table[name](args[column], scalars, halo)
     expected = args["numpy"][out_name]

@@ -113,3 +113,17 @@ def test_targets_name_the_cases_that_miss_them():
     assert lines[1].endswith("1/2 met; missed: hdiff 256x256x80 float64 1.20x")
     assert lines[2].endswith("1/1 met") and lines[3].endswith("1/1 met")
     assert "6.00 us (missed)" in lines[4] and "4096 bytes (missed)" in lines[4]
+
+
+def test_fortran_order_column(tmp_path):
+    cmd = [sys.executable, os.path.join(BENCH, "run.py"), "--sizes", "12x10x6", "--repeat", "1",
+           "--stencils", "hdiff", "thomas", "--no-numba", "--no-c", "--overhead-calls", "0",
+           "--fortran", "--json", str(tmp_path / "r.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| stencil"))
+    assert "gtscript[cpu] F-order ms" in header and "vs gtscript[cpu] F-order" in header
+    with open(tmp_path / "r.json") as f:
+        report = json.load(f)
+    for r in report["results"]:  # verified against NumPy like every column, then timed
+        assert r["timings"]["gtscript[cpu] F-order"]["ms"] > 0
