@@ -194,6 +194,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     /* The numpy backend is the reference: it executes the IR as written, without the
      * compiled backends' on-the-fly recomputation of temporaries (inline.c). */
     m->st->compute_on_the_fly = be != BACKEND_NUMPY && on_the_fly != 0;
+    m->st->schedule_columns = be == BACKEND_CPU; /* column groups are the cpu's (columns.c) */
     if (!ir_build(m->st, definition) || !analyse_stencil(m->st)) {
         if (!PyErr_Occurred()) raise_diag(m->st);
         Py_DECREF(m);

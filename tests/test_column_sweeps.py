@@ -235,9 +235,9 @@ def _temporaries(defn):
 
 def test_schedule_is_visible_in_the_ir():
     comps = _computations(thomas)
-    assert comps[0].startswith("computation(FORWARD)  # column by column, 4 columns at a time")
+    assert comps[0].startswith("computation(FORWARD)  # column by column (K contiguous), 4 columns")
     assert comps[0].endswith("shares the column loop with the next")
-    assert comps[1] == "computation(BACKWARD)  # column by column, 4 columns at a time"
+    assert comps[1] == "computation(BACKWARD)  # column by column (K contiguous), 4 columns at a time"
     temps = _temporaries(thomas)
     assert temps["cp"].endswith("column-local") and temps["dp"].endswith("column-local")
 
@@ -253,6 +253,12 @@ def test_parallel_joins_a_sweep_but_not_a_shifted_reader():
     assert comps[1] == "computation(PARALLEL)" and "column by column" in comps[2]
     temps = _temporaries(split_groups)
     assert not temps["t"].endswith("column-local") and not temps["u"].endswith("column-local")
+
+
+def test_only_the_cpu_backend_schedules_columns():
+    for backend in ("numpy", "cuda"):
+        text = gtscript.stencil(backend, thomas).ir()
+        assert "column" not in text, backend
 
 
 def test_a_parallel_computation_alone_stays_level_by_level():

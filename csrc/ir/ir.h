@@ -259,6 +259,7 @@ typedef struct Stencil {
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */
+    bool schedule_columns;   /* run schedule.c (the cpu backend's column groups) */
 } Stencil;
 
 /* Records the first error (later ones only increase the count); returns false for `return`. */
