@@ -287,3 +287,42 @@ def test_thread_count_does_not_change_results(tmp_path):
         subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True)
         results.append(np.load(path))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+# ---------------------------------------------------------------------- the plan in exec_info
+
+
+@pytest.mark.parametrize("order, layout", [("C", "C"), ("F", "F")])
+@pytest.mark.parametrize("shape", [(13, 11, 6), (9, 7, 37)])
+def test_tile_buffers_start_their_interior_on_a_cache_line(rng, order, layout, shape):
+    # the seeds' block-private temporaries, first interior point aligned, whatever the sizes
+    inp, out = _arrays(rng, shape, 2, order)
+    info = {}
+    gtscript.stencil("cpu", forward_shifted_defn)(inp, out, origin=(0, 1, 0),
+                                                  domain=(shape[0] - 1, shape[1] - 1, shape[2]),
+                                                  exec_info=info)
+    plan = info["plan"]
+    assert plan["layout"] == layout and not plan["shared_memory"]
+    assert plan["temporaries"]["t"] == {"buffer": "tile", "aligned": True}
+    assert plan["threads"] >= 1 and all(n >= 1 for n in plan["tile"])
+
+
+def point_wise_defn(inp: Field[F64], out: Field[F64]):
+    with computation(PARALLEL), interval(...):
+        out = 2.0 * inp + 1.0
+
+
+def test_plan_reports_bundle_buffers_and_shared_memory(rng):
+    a, b, c, d, x = _arrays(rng, (6, 9, 5), 5)
+    b += 4.0
+    info = {}
+    gtscript.stencil("cpu", thomas_defn)(a, b, c, d, x, exec_info=info)
+    # the solver's temporary `m` lives only inside each column's sweep: one bundle's buffer
+    assert info["plan"]["layout"] == "C"
+    assert info["plan"]["temporaries"] == {"m": {"buffer": "bundle", "aligned": True}}
+    st = gtscript.stencil("cpu", point_wise_defn)
+    y = rng.random((6, 9, 5))
+    st(y, np.zeros_like(y), exec_info=info)
+    assert info["plan"]["shared_memory"] is False
+    st(y, y, exec_info=info)  # an in-place update: the kernel variant without noalias fields
+    assert info["plan"]["shared_memory"] is True

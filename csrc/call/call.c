@@ -481,7 +481,36 @@ bad:
 
 /* ---- running ------------------------------------------------------------------------ */
 
-static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2) {
+/* How the call ran (cpu): layout class, kernel variant, threads, tiles and each temporary's
+ * buffer (a tile buffer or one column bundle's; whether its first interior point is on a
+ * 64-byte boundary). For tuning and for tests of the plan. */
+static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant) {
+    static const char *layouts[] = {"C", "F", "generic"};
+    const Stencil *st = m->st;
+    PyObject *temps = PyDict_New();
+    if (temps == NULL) return NULL;
+    for (int t = 0; t < st->ntemps && p; t++) {
+        const Symbol *s = st->temps[t];
+        if (!s->has_access) continue;
+        uintptr_t at = (uintptr_t)p->ptrs[s->slot];
+        PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer",
+                                    cpu_bundle_buffer(st, s, p->layout) ? "bundle" : "tile",
+                                    "aligned", at % 64 == 0 ? Py_True : Py_False);
+        if (e == NULL || PyDict_SetItemString(temps, s->name, e) < 0) {
+            Py_XDECREF(e);
+            Py_DECREF(temps);
+            return NULL;
+        }
+        Py_DECREF(e);
+    }
+    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:N}", "layout", layouts[variant.layout],
+                         "shared_memory", variant.shared ? Py_True : Py_False, "threads",
+                         p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
+                         (long long)(p ? p->tj : 0), "temporaries", temps);
+}
+
+static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2,
+                           const Plan *plan, CpuVariant variant) {
     PyObject *v;
 #define SET(key, expr)                                                                             \
     if ((v = (expr)) == NULL || PyDict_SetItemString(info, key, v) < 0) {                          \
@@ -497,6 +526,7 @@ static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1
     SET("module_source", PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build"));
     SET("build_time", PyFloat_FromDouble(m->build_seconds));
     SET("backend", PyUnicode_FromString(m->backend == BACKEND_CPU ? "cpu" : "numpy"));
+    if (m->backend == BACKEND_CPU) SET("plan", plan_info(m, plan, variant));
 #undef SET
     return true;
 }
@@ -599,7 +629,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
         double t = call_now();
-        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t)) return NULL;
+        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t, NULL, variant)) return NULL;
         Py_RETURN_NONE;
     }
     bool owned;
@@ -631,8 +661,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t1 = call_now();
     Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
     Py_END_ALLOW_THREADS double t2 = call_now();
+    bool ok = b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant);
     release_plan(m, plan, owned);
-    if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t1, t2)) return NULL;
+    if (!ok) return NULL;
     Py_RETURN_NONE;
 }
 

@@ -94,27 +94,30 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
                 len[1] = st->column_lanes;
             }
             int item = dtype_size(s->dtype);
-            size_t bytes = (size_t)(len[0] * len[1] * len[2]) * (size_t)item;
-            char *mem;
-            if (posix_memalign((void **)&mem, 64, bytes ? bytes : 64) != 0) goto oom;
-            p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
-            /* K fastest (C order, NumPy's default), or I fastest for Fortran-ordered calls */
-            int64_t *sv = p->strides + (w * (size_t)p->nslots + (size_t)s->slot) * GT_STRIDES;
+            /* The seeds' block-private temporaries with the first interior point aligned: the
+             * unit-stride row is padded to whole cache lines and the buffer offset so that
+             * every row's interior starts on a 64-byte boundary (no split vector accesses). */
+            int64_t line = 64 / item, *sv = p->strides + (w * (size_t)p->nslots + (size_t)s->slot) * GT_STRIDES;
             if (bundle) {
                 sv[0] = 0;
                 sv[1] = 1;
                 sv[2] = len[1];
-            } else if (layout == LAYOUT_I_UNIT) {
+            } else if (layout == LAYOUT_I_UNIT) { /* I fastest, for Fortran-ordered calls */
                 sv[0] = 1;
-                sv[1] = len[0];
-                sv[2] = len[0] * len[1];
-            } else {
+                sv[1] = (len[0] + line - 1) / line * line;
+                sv[2] = sv[1] * len[1];
+            } else { /* K fastest (C order, NumPy's default) */
                 sv[2] = 1;
-                sv[1] = len[2];
-                sv[0] = len[1] * len[2];
+                sv[1] = (len[2] + line - 1) / line * line;
+                sv[0] = sv[1] * len[1];
             }
-            p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] =
-                mem + (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
+            int64_t span = bundle ? len[1] * len[2] : layout == LAYOUT_I_UNIT ? sv[2] * len[2] : sv[0] * len[0];
+            int64_t origin = (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
+            int64_t pad = (64 - origin % 64) % 64;
+            char *mem;
+            if (posix_memalign((void **)&mem, 64, (size_t)(span * item + pad) + 64) != 0) goto oom;
+            p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
+            p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] = mem + pad + origin;
         }
     }
     return p;
