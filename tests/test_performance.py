@@ -326,3 +326,15 @@ def test_plan_reports_bundle_buffers_and_shared_memory(rng):
     assert info["plan"]["shared_memory"] is False
     st(y, y, exec_info=info)  # an in-place update: the kernel variant without noalias fields
     assert info["plan"]["shared_memory"] is True
+
+
+def test_rows_are_cut_so_a_read_window_stays_in_cache(rng):
+    # hdiff reads rows i-2..i+2 of `inp`: a tile's J extent is cut so that the window of rows
+    # (times the K columns) fits the cache, instead of whole rows of 600 columns
+    inp, coeff = _arrays(rng, (12, 600, 80), 2)
+    out = np.zeros_like(inp)
+    info = {}
+    gtscript.stencil("cpu", hdiff_defn)(inp, coeff, out, exec_info=info)
+    ti, tj = info["plan"]["tile"]
+    assert 16 <= tj < 300
+    np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
