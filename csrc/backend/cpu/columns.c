@@ -180,7 +180,8 @@ static void emit_group_sweeps(CG *g, const Computation *first, int n, int lanes)
  * of st->column_lanes adjacent ones; the rest of the row one at a time. */
 void cg_emit_column_group(CG *g, const Computation *first, int n) {
     LLVMBuilderRef b = g->b;
-    int lanes = g->st->column_lanes < 1 ? 1 : g->st->column_lanes;
+    int lanes = g->st->column_lanes;
+    lanes = lanes < 1 ? 1 : lanes > GT_MAX_LANES ? GT_MAX_LANES : lanes;
     Loop li, lj, lb;
     LLVMValueRef i = cg_loop_begin(g, &li, g->ti0, g->ti1, "ci");
     LLVMValueRef span = LLVMBuildNSWSub(b, g->tj1, g->tj0, "");
