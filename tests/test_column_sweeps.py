@@ -235,9 +235,14 @@ def _temporaries(defn):
 
 def test_schedule_is_visible_in_the_ir():
     comps = _computations(thomas)
-    assert comps[0].startswith("computation(FORWARD)  # column by column (K contiguous), 4 columns")
+    # float64: the four lanes of a bundle are spread over the tile's row (schedule.c)
+    assert comps[0].startswith("computation(FORWARD)  # column by column (K contiguous), 4 spread")
     assert comps[0].endswith("shares the column loop with the next")
-    assert comps[1] == "computation(BACKWARD)  # column by column (K contiguous), 4 columns at a time"
+    assert comps[1] == ("computation(BACKWARD)  # column by column (K contiguous), 4 spread "
+                        "columns at a time")
+    # float32: adjacent columns
+    assert _computations(thomas32)[1] == ("computation(BACKWARD)  # column by column "
+                                          "(K contiguous), 4 columns at a time")
     temps = _temporaries(thomas)
     assert temps["cp"].endswith("column-local") and temps["dp"].endswith("column-local")
 

@@ -254,8 +254,10 @@ typedef struct Stencil {
     bool extended_writes;
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
-    /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group) */
+    /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and
+     * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;
+    bool column_spread;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */

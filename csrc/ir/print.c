@@ -134,7 +134,8 @@ void ir_print(const Stencil *st, StrBuf *o) {
         const Computation *comp = &st->comps[c];
         sb_printf(o, "    computation(%s)", policy_name(comp->policy));
         if (comp->columnwise)
-            sb_printf(o, "  # column by column (K contiguous), %d columns at a time%s", st->column_lanes,
+            sb_printf(o, "  # column by column (K contiguous), %d %scolumns at a time%s", st->column_lanes,
+                      st->column_spread ? "spread " : "",
                       comp->column_fuse_next ? "; shares the column loop with the next" : "");
         sb_puts(o, "\n");
         for (int i = 0; i < comp->nintervals; i++) {

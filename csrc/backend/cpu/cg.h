@@ -34,6 +34,7 @@ typedef struct CG {
     LLVMValueRef ti0, ti1, tj0, tj1; /* the tile: [ti0, ti1) x [tj0, tj1) */
     LLVMValueRef i, j, k;            /* the current point */
     LLVMValueRef jb;                 /* first column of the current bundle */
+    LLVMValueRef jstep;              /* J distance between the lanes of a bundle */
     int lane;                        /* the current column's lane in its bundle */
     int kprev;                       /* K offset of the previous level of a sweep */
     Carry *carry;                    /* values carried by the sweep being emitted */

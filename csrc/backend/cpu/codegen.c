@@ -73,7 +73,7 @@ static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueR
     LLVMValueRef i = g->i, j = g->j;
     if (cpu_bundle_buffer(g->st, s, g->layout)) { /* a bundle's buffer: indexed by lane */
         i = cg_c64(g, 0);
-        j = LLVMBuildNSWSub(b, j, g->jb, "");
+        j = cg_c64(g, g->lane);
     } else if (s->kind == SYM_TEMP) { /* tile-private buffer: indexed from the tile's origin */
         i = LLVMBuildNSWSub(b, i, g->ti0, "");
         j = LLVMBuildNSWSub(b, j, g->tj0, "");

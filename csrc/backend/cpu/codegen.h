@@ -40,7 +40,7 @@ typedef enum { LAYOUT_K_UNIT, LAYOUT_I_UNIT, LAYOUT_GENERIC, LAYOUT_COUNT } CpuL
 
 /*
  * Column bundles. Where the analysis lets columns sweep K one by one (schedule.c), the
- * kernel takes st->column_lanes adjacent J columns at a time and interleaves their sweeps
+ * kernel takes st->column_lanes J columns at a time and interleaves their sweeps
  * level by level. A column-local temporary then needs no tile buffer: its buffer holds one
  * bundle, lane-major (element (lane, k) at lane + k * lanes; I stride 0), so every column
  * of the tile reuses the same few kilobytes. The I-unit layout runs level by level instead.

@@ -3,7 +3,7 @@
  *
  * A column's K sweep is a chain of dependent operations (a tridiagonal solver divides by a
  * value computed from the previous level), so one column at a time leaves the core waiting
- * on latencies. The kernel therefore sweeps a bundle of `lanes` adjacent J columns together:
+ * on latencies. The kernel therefore sweeps a bundle of `lanes` J columns together:
  * at each level, every statement on each lane in turn. Columns of a group never exchange
  * values, so this is the column order interleaved, with independent chains the core
  * overlaps. Values a statement reads at the previous level of the sweep (`c[0, 0, -1]` in
@@ -106,8 +106,9 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
     LLVMValueRef kfirst = backward ? LLVMBuildNSWSub(b, ke, cg_c64(g, 1), "") : ks;
     for (int w = 0; w < lanes; w++) {
         g->i = i;
-        g->j = LLVMBuildNSWAdd(b, jb, cg_c64(g, w), "");
+        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWMul(b, g->jstep, cg_c64(g, w), ""), "");
         g->k = kfirst;
+        g->lane = w;
         for (int v = 0; v < scan.n; v++)
             carry[v].last[w] = cg_emit_expr(g, carry[v].read);
     }
@@ -127,7 +128,7 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
     g->kprev = scan.kprev;
     for (int w = 0; w < lanes; w++) {
         g->i = i;
-        g->j = LLVMBuildNSWAdd(b, jb, cg_c64(g, w), "");
+        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWMul(b, g->jstep, cg_c64(g, w), ""), "");
         g->k = k;
         g->lane = w;
         cg_emit_point_list(g, &in->body);
@@ -154,7 +155,9 @@ static void emit_parallel_columns(CG *g, const Computation *c, int lanes) {
                 LLVMValueRef ks = cg_bound_value(g, in->start, g->nk);
                 LLVMValueRef ke = cg_bound_value(g, in->end, g->nk);
                 g->i = i;
-                g->j = LLVMBuildNSWAdd(g->b, jb, cg_c64(g, w), "");
+                g->j = LLVMBuildNSWAdd(g->b, jb, LLVMBuildNSWMul(g->b, g->jstep, cg_c64(g, w), ""),
+                                       "");
+                g->lane = w;
                 g->k = cg_loop_begin(g, &lk, ks, ke, "kcol");
                 cg_emit_point(g, in->body.items[s]);
                 cg_loop_end(g, &lk);
@@ -177,7 +180,8 @@ static void emit_group_sweeps(CG *g, const Computation *first, int n, int lanes)
 
 /* Computations [first, first + n) column by column: one loop over the tile's columns, each
  * column sweeping every computation of the group in turn. Along J the columns go in bundles
- * of st->column_lanes adjacent ones; the rest of the row one at a time. */
+ * of st->column_lanes: adjacent ones, or (st->column_spread) one from each of as many equal
+ * runs of the row, each lane walking its run; the rest of the row one at a time. */
 void cg_emit_column_group(CG *g, const Computation *first, int n) {
     LLVMBuilderRef b = g->b;
     int lanes = g->st->column_lanes;
@@ -185,15 +189,23 @@ void cg_emit_column_group(CG *g, const Computation *first, int n) {
     Loop li, lj, lb;
     LLVMValueRef i = cg_loop_begin(g, &li, g->ti0, g->ti1, "ci");
     LLVMValueRef span = LLVMBuildNSWSub(b, g->tj1, g->tj0, "");
-    LLVMValueRef whole =
-        LLVMBuildNSWMul(b, LLVMBuildSDiv(b, span, cg_c64(g, lanes), ""), cg_c64(g, lanes), "");
+    LLVMValueRef per_lane = LLVMBuildSDiv(b, span, cg_c64(g, lanes), "");
+    LLVMValueRef whole = LLVMBuildNSWMul(b, per_lane, cg_c64(g, lanes), "");
     LLVMValueRef bend = lanes > 1 ? LLVMBuildNSWAdd(b, g->tj0, whole, "bend") : g->tj0;
+    bool spread = g->st->column_spread;
     if (lanes > 1) {
         g->i = i;
-        g->jb = cg_loop_begin(g, &lb, g->tj0, bend, "cb");
+        if (spread) {
+            g->jstep = per_lane;
+            g->jb = cg_loop_begin(g, &lb, g->tj0, LLVMBuildNSWAdd(b, g->tj0, per_lane, ""), "cb");
+        } else {
+            g->jstep = cg_c64(g, 1);
+            g->jb = cg_loop_begin(g, &lb, g->tj0, bend, "cb");
+        }
         emit_group_sweeps(g, first, n, lanes);
-        cg_loop_end_step(g, &lb, lanes);
+        cg_loop_end_step(g, &lb, spread ? 1 : lanes);
     }
+    g->jstep = cg_c64(g, 1);
     g->i = i;
     g->jb = cg_loop_begin(g, &lj, bend, g->tj1, "cj"); /* one column: lane 0 of a bundle */
     emit_group_sweeps(g, first, n, 1);
