@@ -279,3 +279,18 @@ def test_carried_values_stay_in_registers():
     # loop body's phis carry them, one per column of the bundle
     ir = gtscript.stencil("cpu", thomas).source()
     assert len(re.findall(r"= phi (?:double|<\d+ x double>)", ir)) >= 2
+
+
+def test_fortran_order_runs_level_by_level_with_tile_buffers(rng):
+    # with I contiguous the sweeps run level by level, vectorised along I: a column-local
+    # temporary then needs a tile buffer, not a bundle's
+    arrays = _inputs(thomas, rng, (9, 7, 6), order="F")
+    info = {}
+    gtscript.stencil("cpu", thomas)(*arrays, exec_info=info)
+    plan = info["plan"]
+    assert plan["layout"] == "F"
+    assert {t: b["buffer"] for t, b in plan["temporaries"].items()} == {"cp": "tile", "dp": "tile"}
+    c_order = _inputs(thomas, rng, (9, 7, 6))
+    gtscript.stencil("cpu", thomas)(*c_order, exec_info=info)
+    assert {t: b["buffer"] for t, b in info["plan"]["temporaries"].items()} == {"cp": "bundle",
+                                                                                 "dp": "bundle"}
