@@ -365,16 +365,13 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
         const Symbol *w = st->params[i];
         if (w->kind != SYM_FIELD || !w->written) continue;
         PyArrayObject *wa = (PyArrayObject *)b->value[i];
-        char *wl, *wh;
-        byte_span(wa, &wl, &wh);
+        char *wl = b->span_lo[i], *wh = b->span_hi[i];
         for (int j = 0; j < st->nparams; j++) {
             const Symbol *r = st->params[j];
             if (j == i || r->kind != SYM_FIELD || !(r->written || r->read)) continue;
             if (r->written && j < i) continue; /* the pair was seen the other way round */
             PyArrayObject *ra = (PyArrayObject *)b->value[j];
-            char *rl, *rh;
-            byte_span(ra, &rl, &rh);
-            if (!(rl < wh && wl < rh)) continue;
+            if (!(b->span_lo[j] < wh && wl < b->span_hi[j])) continue;
             const int *h = r->read_hext;
             const char *why = NULL;
             char buf[160];
@@ -404,6 +401,22 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
     return true;
 }
 
+/* Each field's byte span, and whether a written field's span meets another field's: then the
+ * kernel may not treat their pointers as `noalias` (codegen.h). Every call, validate_args or
+ * not (an in-place update is legal and must stay right); check_aliasing reuses the spans. */
+static void note_shared_memory(const Stencil *st, Bound *b) {
+    b->shared = false;
+    for (int i = 0; i < st->nparams; i++)
+        if (st->params[i]->kind == SYM_FIELD)
+            byte_span((PyArrayObject *)b->value[i], &b->span_lo[i], &b->span_hi[i]);
+    for (int i = 0; i < st->nparams && !b->shared; i++) {
+        if (st->params[i]->kind != SYM_FIELD || !st->params[i]->written) continue;
+        for (int j = 0; j < st->nparams && !b->shared; j++)
+            b->shared = j != i && st->params[j]->kind == SYM_FIELD &&
+                        b->span_lo[j] < b->span_hi[i] && b->span_lo[i] < b->span_hi[j];
+    }
+}
+
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain;
@@ -418,6 +431,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
                      (long long)b->domain[2], st->min_k_levels);
         return false;
     }
+    note_shared_memory(st, b);
     if (!b->validate) return true;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
@@ -588,22 +602,6 @@ static CpuLayout classify_layout(const Stencil *st, const Bound *b) {
     return k_unit ? LAYOUT_K_UNIT : i_unit ? LAYOUT_I_UNIT : LAYOUT_GENERIC;
 }
 
-/* Whether a written argument array shares memory with another argument (byte spans
- * intersect): then the kernel may not treat their pointers as `noalias` (codegen.h). Checked
- * on every call, validate_args or not: an in-place update is legal and must stay right. */
-static bool arguments_share_memory(const Stencil *st, const Bound *b) {
-    char *lo[256], *hi[256];
-    for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_FIELD) byte_span((PyArrayObject *)b->value[i], &lo[i], &hi[i]);
-    for (int i = 0; i < st->nparams; i++) {
-        const Symbol *w = st->params[i];
-        if (w->kind != SYM_FIELD || !w->written) continue;
-        for (int j = 0; j < st->nparams; j++)
-            if (j != i && st->params[j]->kind == SYM_FIELD && lo[j] < hi[i] && lo[i] < hi[j]) return true;
-    }
-    return false;
-}
-
 static void release_plan(ModuleObject *m, Plan *p, bool owned) {
     if (owned) plan_free(p);
     else __atomic_store_n(&m->plan_busy, 0, __ATOMIC_RELEASE);
@@ -619,7 +617,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     Bound b;
     if (!bind_all(m, args, kwargs, &b)) return NULL;
     CpuLayout layout = classify_layout(st, &b);
-    CpuVariant variant = {layout, arguments_share_memory(st, &b)};
+    CpuVariant variant = {layout, b.shared};
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) return NULL;
     char scalars[8 * 256];

@@ -36,6 +36,8 @@ typedef struct Bound {
     PyObject *value[256]; /* per parameter, borrowed */
     int64_t origin[256][3];
     int64_t domain[3];
+    char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
+    bool shared;                       /* a written field's span meets another field's */
     bool validate;
     PyObject *exec_info; /* borrowed, or NULL */
 } Bound;
