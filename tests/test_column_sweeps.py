@@ -16,31 +16,12 @@ import pytest
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+from shared_stencils import run_cpu_and_numpy, tridiagonal_solver
 
 F64, F32, I64 = np.float64, np.float32, np.int64
 
 
-def solver(dtype):
-    """The tridiagonal solve (Thomas algorithm) for `dtype` fields."""
-
-    def thomas(a: Field[dtype], b: Field[dtype], c: Field[dtype], d: Field[dtype], x: Field[dtype]):
-        with computation(FORWARD):
-            with interval(0, 1):
-                cp = c / b
-                dp = d / b
-            with interval(1, None):
-                cp = c / (b - a * cp[0, 0, -1])
-                dp = (d - a * dp[0, 0, -1]) / (b - a * cp[0, 0, -1])
-        with computation(BACKWARD):
-            with interval(-1, None):
-                x = dp
-            with interval(0, -1):
-                x = dp - cp * x[0, 0, 1]
-
-    return thomas
-
-
-thomas, thomas32 = solver(F64), solver(F32)
+thomas, thomas32 = tridiagonal_solver(F64), tridiagonal_solver(F32)
 
 
 def guarded_carry(a: Field[F64], out: Field[F64]):
@@ -151,12 +132,7 @@ def _inputs(defn, rng, shape, order="C"):
 
 
 def _compare(defn, arrays, **call):
-    cpu = gtscript.stencil("cpu", defn, rebuild=True)
-    ref = gtscript.stencil("numpy", defn)
-    got = [x.copy(order="K") for x in arrays]
-    want = [x.copy(order="K") for x in arrays]
-    cpu(*got, **call)
-    ref(*want, **call)
+    got, want = run_cpu_and_numpy(defn, arrays, **call)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     return got

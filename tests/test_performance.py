@@ -19,23 +19,10 @@ import pytest
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, horizontal, interval, region, I, J
+from shared_stencils import hdiff_defn, run_cpu_and_numpy
+from shared_stencils import laplacian_defn as lap_defn
 
 F64 = np.float64
-
-
-def lap_defn(inp: Field[F64], out: Field[F64]):
-    with computation(PARALLEL), interval(...):
-        out = -4.0 * inp[0, 0, 0] + inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0]
-
-
-def hdiff_defn(inp: Field[F64], coeff: Field[F64], out: Field[F64]):
-    with computation(PARALLEL), interval(...):
-        lap = 4.0 * inp[0, 0, 0] - (inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
-        res = lap[1, 0, 0] - lap[0, 0, 0]
-        flx = 0.0 if res * (inp[1, 0, 0] - inp[0, 0, 0]) > 0.0 else res
-        res = lap[0, 1, 0] - lap[0, 0, 0]
-        fly = 0.0 if res * (inp[0, 1, 0] - inp[0, 0, 0]) > 0.0 else res
-        out = inp - coeff * (flx - flx[-1, 0, 0] + fly - fly[0, -1, 0])
 
 
 def thomas_defn(a: Field[F64], b: Field[F64], c: Field[F64], d: Field[F64], x: Field[F64]):
@@ -115,17 +102,6 @@ def _np_thomas(a, b, c, d):
     return x
 
 
-def _run_both(defn, arrays, **call):
-    """Runs defn on cpu and numpy on copies of `arrays`; returns both results."""
-    cpu = gtscript.stencil("cpu", defn, rebuild=True)
-    ref = gtscript.stencil("numpy", defn)
-    a = [x.copy(order="K") for x in arrays]
-    b = [x.copy(order="K") for x in arrays]
-    cpu(*a, **call)
-    ref(*b, **call)
-    return a, b
-
-
 # ---------------------------------------------------------------------- vectorisation
 
 
@@ -160,7 +136,7 @@ def test_any_tile_size_gives_the_reference_result(monkeypatch, rng, tile, defn, 
     arrays = _arrays(rng, (13, 11, 6), n)
     if defn is thomas_defn:
         arrays[1] += 4.0
-    got, want = _run_both(defn, arrays)
+    got, want = run_cpu_and_numpy(defn, arrays)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
 
@@ -177,7 +153,7 @@ def test_tiles_against_hand_written_numpy(monkeypatch, rng):
 def test_extended_argument_writes_run_as_one_tile(monkeypatch, rng):
     monkeypatch.setenv("GTSCRIPT_TILE_SIZE", "2x2")
     inp, mid, out = _arrays(rng, (12, 9, 4), 3)
-    got, want = _run_both(extended_write_defn, [inp, mid, out])
+    got, want = run_cpu_and_numpy(extended_write_defn, [inp, mid, out])
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     np.testing.assert_allclose(got[2][1:-1, :], 3.0 * (inp[2:] + inp[:-2]), rtol=1e-14)

@@ -15,6 +15,7 @@ from scipy.linalg import solve_banded
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, __INLINED, computation, interval  # noqa: F401
+from shared_stencils import hdiff_defn, laplacian_defn, tridiagonal_solver
 
 SHAPE = (12, 10, 8)
 NX, NY, NZ = SHAPE
@@ -29,6 +30,9 @@ def lap(f):
 
 # ============================================================================== definitions
 
+thomas_defn = tridiagonal_solver(np.float64)
+
+
 def copy_defn(inp: Field[np.float64], out: Field[np.float64]):
     with computation(PARALLEL), interval(...):
         out = inp
@@ -37,11 +41,6 @@ def copy_defn(inp: Field[np.float64], out: Field[np.float64]):
 def scaled_add_defn(a: Field[np.float64], b: Field[np.float64], out: Field[np.float64], alpha: float):
     with computation(PARALLEL), interval(...):
         out = a + alpha * b
-
-
-def laplacian_defn(inp: Field[np.float64], out: Field[np.float64]):
-    with computation(PARALLEL), interval(...):
-        out = -4.0 * inp[0, 0, 0] + inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0]
 
 
 def lap_lap_function_defn(inp: Field[np.float64], out: Field[np.float64]):
@@ -54,37 +53,6 @@ def lap_lap_written_defn(inp: Field[np.float64], out: Field[np.float64]):
     with computation(PARALLEL), interval(...):
         tmp = -4.0 * inp[0, 0, 0] + inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0]
         out = -4.0 * tmp[0, 0, 0] + tmp[1, 0, 0] + tmp[-1, 0, 0] + tmp[0, 1, 0] + tmp[0, -1, 0]
-
-
-def hdiff_defn(inp: Field[np.float64], coeff: Field[np.float64], out: Field[np.float64]):
-    with computation(PARALLEL), interval(...):
-        lap_f = 4.0 * inp[0, 0, 0] - (inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
-        res = lap_f[1, 0, 0] - lap_f[0, 0, 0]
-        flx = 0.0 if res * (inp[1, 0, 0] - inp[0, 0, 0]) > 0.0 else res
-        res = lap_f[0, 1, 0] - lap_f[0, 0, 0]
-        fly = 0.0 if res * (inp[0, 1, 0] - inp[0, 0, 0]) > 0.0 else res
-        out = inp - coeff * (flx - flx[-1, 0, 0] + fly - fly[0, -1, 0])
-
-
-def thomas_defn(
-    a: Field[np.float64],
-    b: Field[np.float64],
-    c: Field[np.float64],
-    d: Field[np.float64],
-    x: Field[np.float64],
-):
-    with computation(FORWARD):
-        with interval(0, 1):
-            cp = c / b
-            dp = d / b
-        with interval(1, None):
-            cp = c / (b - a * cp[0, 0, -1])
-            dp = (d - a * dp[0, 0, -1]) / (b - a * cp[0, 0, -1])
-    with computation(BACKWARD):
-        with interval(-1, None):
-            x = dp
-        with interval(0, -1):
-            x = dp - cp * x[0, 0, 1]
 
 
 def cumsum_forward_defn(inp: Field[np.float64], out: Field[np.float64]):
