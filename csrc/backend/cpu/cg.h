@@ -43,7 +43,6 @@ typedef struct CG {
     bool shared; /* argument arrays may share memory: only temporaries are noalias */
     char *err;
     size_t errlen;
-    bool failed;
 } CG;
 
 typedef struct Loop {
@@ -61,6 +60,8 @@ LLVMValueRef cg_loop_enter(CG *g, Loop *L);
 LLVMValueRef cg_loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, const char *name);
 void cg_loop_end_step(CG *g, Loop *L, int step);
 void cg_loop_end(CG *g, Loop *L);
+LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMValueRef ks,
+                            LLVMValueRef ke);
 
 /* An expression, or a statement list, at the current point (g->i, g->j, g->k). */
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e);

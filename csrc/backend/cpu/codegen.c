@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-static LLVMTypeRef ty(CG *g, DType t) {
+/* The value type of a dtype (bools as i1). */
+LLVMTypeRef cg_type(CG *g, DType t) {
     switch (t) {
     case DT_BOOL: return g->i1;
     case DT_INT32: return g->i32;
@@ -26,9 +26,7 @@ static LLVMTypeRef ty(CG *g, DType t) {
 }
 
 /* The in-memory type: NumPy stores bools as bytes. */
-LLVMTypeRef cg_type(CG *g, DType t) { return ty(g, t); }
-
-static LLVMTypeRef mem_ty(CG *g, DType t) { return t == DT_BOOL ? g->i8 : ty(g, t); }
+static LLVMTypeRef mem_ty(CG *g, DType t) { return t == DT_BOOL ? g->i8 : cg_type(g, t); }
 
 LLVMValueRef cg_c64(CG *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
@@ -104,14 +102,13 @@ static void store_mem(CG *g, DType t, LLVMValueRef v, LLVMValueRef addr) {
 
 /* ---- expressions -------------------------------------------------------------------- */
 
-
 static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     LLVMBuilderRef b = g->b;
     if (from == to) return v;
-    LLVMTypeRef t = ty(g, to);
+    LLVMTypeRef t = cg_type(g, to);
     if (to == DT_BOOL) {
-        if (dtype_is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(ty(g, from), 0.0), "");
-        return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(ty(g, from), 0, 0), "");
+        if (dtype_is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(cg_type(g, from), 0.0), "");
+        return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(cg_type(g, from), 0, 0), "");
     }
     if (from == DT_BOOL) return dtype_is_float(to) ? LLVMBuildUIToFP(b, v, t, "") : LLVMBuildZExt(b, v, t, "");
     if (dtype_is_float(from) && dtype_is_float(to))
@@ -122,7 +119,7 @@ static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     /* float -> int: saturating, so NaN and overflow give a defined value (no poison) */
     LLVMValueRef args[1] = {v};
     unsigned id = LLVMLookupIntrinsicID("llvm.fptosi.sat", 15);
-    LLVMTypeRef types[2] = {t, ty(g, from)};
+    LLVMTypeRef types[2] = {t, cg_type(g, from)};
     LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, types, 2);
     LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 2);
     LLVMValueRef sat = LLVMBuildCall2(b, ft, f, args, 1, "");
@@ -130,7 +127,7 @@ static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     /* NumPy's astype is the C cast, which on x86 gives the "integer indefinite" INT_MIN for
      * NaN and for values out of range: do the same, so both backends agree bit for bit */
     double lim = to == DT_INT32 ? 2147483648.0 : 9223372036854775808.0;
-    LLVMTypeRef ft_from = ty(g, from);
+    LLVMTypeRef ft_from = cg_type(g, from);
     LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGE, v, LLVMConstReal(ft_from, -lim), ""),
                                    LLVMBuildFCmp(b, LLVMRealOLT, v, LLVMConstReal(ft_from, lim), ""), "");
     LLVMValueRef int_min = to == DT_INT32 ? LLVMConstInt(t, 0x80000000ULL, 0) : LLVMConstInt(t, 1ULL << 63, 0);
@@ -238,7 +235,7 @@ static LLVMValueRef int_pow(CG *g, LLVMValueRef a, LLVMValueRef e, LLVMTypeRef t
 static LLVMValueRef emit_binary(CG *g, const Expr *e) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef x = cg_emit_expr(g, e->op.a), y = cg_emit_expr(g, e->op.b);
-    LLVMTypeRef t = ty(g, e->type);
+    LLVMTypeRef t = cg_type(g, e->type);
     bool fl = dtype_is_float(e->type);
     switch (e->op.op) {
     case OP_ADD: return fl ? LLVMBuildFAdd(b, x, y, "") : LLVMBuildAdd(b, x, y, "");
@@ -277,7 +274,7 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     LLVMValueRef a[GT_MAX_ARGS];
     for (int i = 0; i < e->call.nargs; i++) a[i] = cg_emit_expr(g, e->call.args[i]);
     DType at = e->call.args[0]->type;
-    LLVMTypeRef t = ty(g, at);
+    LLVMTypeRef t = cg_type(g, at);
     bool fl = dtype_is_float(at);
     LLVMBuilderRef b = g->b;
     switch (e->call.fn) {
@@ -318,15 +315,15 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     }
     default: break;
     }
-    return LLVMGetUndef(ty(g, e->type));
+    return LLVMGetUndef(cg_type(g, e->type));
 }
 
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     LLVMBuilderRef b = g->b;
     switch (e->kind) {
     case E_CONST:
-        if (dtype_is_float(e->type)) return LLVMConstReal(ty(g, e->type), e->cnst.f);
-        return LLVMConstInt(ty(g, e->type), (unsigned long long)e->cnst.i, 1);
+        if (dtype_is_float(e->type)) return LLVMConstReal(cg_type(g, e->type), e->cnst.f);
+        return LLVMConstInt(cg_type(g, e->type), (unsigned long long)e->cnst.i, 1);
     case E_FIELD: {
         LLVMValueRef carried = g->ncarry ? cg_carried_read(g, e) : NULL;
         if (carried) return carried;
@@ -360,7 +357,7 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     case E_CALL: return emit_call(g, e);
     case E_CAST: return emit_cast(g, cg_emit_expr(g, e->cast), e->cast->type, e->type);
     }
-    return LLVMGetUndef(ty(g, e->type));
+    return LLVMGetUndef(cg_type(g, e->type));
 }
 
 /* ---- loops -------------------------------------------------------------------------- */
@@ -406,6 +403,14 @@ void cg_loop_end_step(CG *g, Loop *L, int step) {
 }
 
 void cg_loop_end(CG *g, Loop *L) { cg_loop_end_step(g, L, 1); }
+
+/* The K level of iteration `iv` of a sweep over [ks, ke): BACKWARD runs from ke - 1 down. */
+LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMValueRef ks,
+                            LLVMValueRef ke) {
+    if (c->policy != POLICY_BACKWARD) return iv;
+    LLVMValueRef last = LLVMBuildNSWSub(g->b, ke, cg_c64(g, 1), "");
+    return LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, last, ""), iv, "");
+}
 
 LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
     return ab.level == 0 ? cg_c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, cg_c64(g, ab.offset), "");
@@ -515,10 +520,7 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
         return;
     }
     Loop lk;
-    LLVMValueRef iv = cg_loop_begin(g, &lk, ks, ke, "klevel");
-    LLVMValueRef k = iv;
-    if (c->policy == POLICY_BACKWARD) /* k runs from ke - 1 down to ks */
-        k = LLVMBuildNSWSub(g->b, LLVMBuildNSWAdd(g->b, ks, ke, ""), LLVMBuildNSWAdd(g->b, iv, cg_c64(g, 1), ""), "");
+    LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "klevel"), ks, ke);
     for (int i = 0; i < in->body.n; i++) {
         g->k = k;
         emit_stmt(g, in->body.items[i], NULL, NULL);

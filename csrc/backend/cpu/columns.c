@@ -87,6 +87,13 @@ void cg_carry_write(CG *g, const Symbol *target, LLVMValueRef v) {
 
 enum { MAX_CARRIED = 32 };
 
+/* The current point moves to lane w of the bundle at row i starting at column jb. */
+static void at_lane(CG *g, LLVMValueRef i, LLVMValueRef jb, int w) {
+    g->i = i;
+    g->j = LLVMBuildNSWAdd(g->b, jb, LLVMBuildNSWMul(g->b, g->jstep, cg_c64(g, w), ""), "");
+    g->lane = w;
+}
+
 /* The K sweep of one interval over the bundle of `lanes` columns starting at g->jb (one
  * column: lanes == 1). */
 static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lanes) {
@@ -103,12 +110,10 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
     cg_loop_guard(g, &lk, ks, ke, "ksweep");
     /* preheader: each carried value at the level before the first, loaded as the first
      * iteration would have loaded it */
-    LLVMValueRef kfirst = backward ? LLVMBuildNSWSub(b, ke, cg_c64(g, 1), "") : ks;
+    LLVMValueRef kfirst = cg_sweep_level(g, c, ks, ks, ke);
     for (int w = 0; w < lanes; w++) {
-        g->i = i;
-        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWMul(b, g->jstep, cg_c64(g, w), ""), "");
+        at_lane(g, i, jb, w);
         g->k = kfirst;
-        g->lane = w;
         for (int v = 0; v < scan.n; v++)
             carry[v].last[w] = cg_emit_expr(g, carry[v].read);
     }
@@ -119,18 +124,13 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
             carry[v].prev[w] = LLVMBuildPhi(b, cg_type(g, carry[v].sym->dtype), carry[v].sym->name);
             LLVMAddIncoming(carry[v].prev[w], &carry[v].last[w], &pre, 1);
         }
-    LLVMValueRef k = iv;
-    if (backward) /* k runs from ke - 1 down to ks */
-        k = LLVMBuildNSWSub(b, LLVMBuildNSWAdd(b, ks, ke, ""),
-                            LLVMBuildNSWAdd(b, iv, cg_c64(g, 1), ""), "");
+    LLVMValueRef k = cg_sweep_level(g, c, iv, ks, ke);
     g->carry = carry;
     g->ncarry = scan.n;
     g->kprev = scan.kprev;
     for (int w = 0; w < lanes; w++) {
-        g->i = i;
-        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWMul(b, g->jstep, cg_c64(g, w), ""), "");
+        at_lane(g, i, jb, w);
         g->k = k;
-        g->lane = w;
         cg_emit_point_list(g, &in->body);
     }
     g->ncarry = 0;
@@ -154,10 +154,7 @@ static void emit_parallel_columns(CG *g, const Computation *c, int lanes) {
                 Loop lk;
                 LLVMValueRef ks = cg_bound_value(g, in->start, g->nk);
                 LLVMValueRef ke = cg_bound_value(g, in->end, g->nk);
-                g->i = i;
-                g->j = LLVMBuildNSWAdd(g->b, jb, LLVMBuildNSWMul(g->b, g->jstep, cg_c64(g, w), ""),
-                                       "");
-                g->lane = w;
+                at_lane(g, i, jb, w);
                 g->k = cg_loop_begin(g, &lk, ks, ke, "kcol");
                 cg_emit_point(g, in->body.items[s]);
                 cg_loop_end(g, &lk);
