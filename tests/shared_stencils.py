@@ -17,10 +17,10 @@ def laplacian_defn(inp: Field[np.float64], out: Field[np.float64]):
 
 def hdiff_defn(inp: Field[np.float64], coeff: Field[np.float64], out: Field[np.float64]):
     with computation(PARALLEL), interval(...):
-        lap = 4.0 * inp[0, 0, 0] - (inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
-        res = lap[1, 0, 0] - lap[0, 0, 0]
+        lap_f = 4.0 * inp[0, 0, 0] - (inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
+        res = lap_f[1, 0, 0] - lap_f[0, 0, 0]
         flx = 0.0 if res * (inp[1, 0, 0] - inp[0, 0, 0]) > 0.0 else res
-        res = lap[0, 1, 0] - lap[0, 0, 0]
+        res = lap_f[0, 1, 0] - lap_f[0, 0, 0]
         fly = 0.0 if res * (inp[0, 1, 0] - inp[0, 0, 0]) > 0.0 else res
         out = inp - coeff * (flx - flx[-1, 0, 0] + fly - fly[0, -1, 0])
 
@@ -44,6 +44,9 @@ def tridiagonal_solver(dtype):
                 x = dp - cp * x[0, 0, 1]
 
     return thomas_defn
+
+
+thomas_defn = tridiagonal_solver(np.float64)
 
 
 def run_cpu_and_numpy(defn, arrays, **call):

@@ -15,7 +15,7 @@ from scipy.linalg import solve_banded
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, __INLINED, computation, interval  # noqa: F401
-from shared_stencils import hdiff_defn, laplacian_defn, tridiagonal_solver
+from shared_stencils import hdiff_defn, laplacian_defn, thomas_defn
 
 SHAPE = (12, 10, 8)
 NX, NY, NZ = SHAPE
@@ -29,9 +29,6 @@ def lap(f):
 
 
 # ============================================================================== definitions
-
-thomas_defn = tridiagonal_solver(np.float64)
-
 
 def copy_defn(inp: Field[np.float64], out: Field[np.float64]):
     with computation(PARALLEL), interval(...):

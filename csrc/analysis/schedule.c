@@ -99,10 +99,12 @@ static void note_list(LocalCtx *L, const StmtList *l) {
     }
 }
 
-/* A temporary that only one column group touches lives and dies inside each column's sweep
- * (the group reads nothing it writes at a horizontal offset), so its buffer needs one bundle
- * of columns, not the whole tile: it stays in L1 and its lanes are adjacent in memory. */
-static bool mark_column_local(Stencil *st) {
+/* The facts of the column groups the backend reads: which temporaries are column-local, and
+ * how a bundle's lanes are chosen. A temporary that only one column group touches lives and
+ * dies inside each column's sweep (the group reads nothing it writes at a horizontal offset),
+ * so its buffer needs one bundle of columns, not the whole tile: it stays in L1 and its
+ * lanes are adjacent in memory. */
+static bool note_column_groups(Stencil *st) {
     LocalCtx L = {.group = arena_alloc(&st->arena, sizeof(int) * (size_t)(st->ntemps + 1))};
     if (L.group == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     for (int t = 0; t < st->ntemps; t++)
@@ -154,5 +156,5 @@ bool schedule_columns(Stencil *st) {
         for (int c = first; c <= last && !sweeps; c++)
             st->comps[c].columnwise = st->comps[c].column_fuse_next = false;
     }
-    return mark_column_local(st);
+    return note_column_groups(st);
 }
