@@ -93,6 +93,15 @@ static void call2(ExprWriter *x, StrBuf *sb, const char *fn, const Expr *a, cons
     sb_puts(sb, ")");
 }
 
+/* (a OP b), C's own operator for it. */
+static void infix(ExprWriter *x, StrBuf *sb, const Expr *e, const char *op) {
+    sb_puts(sb, "(");
+    emit(x, sb, e->op.a);
+    sb_printf(sb, " %s ", op);
+    emit(x, sb, e->op.b);
+    sb_puts(sb, ")");
+}
+
 static void binary(ExprWriter *x, StrBuf *sb, const Expr *e) {
     static const char *const sym[] = {[OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/"};
     char fn[48];
@@ -101,11 +110,7 @@ static void binary(ExprWriter *x, StrBuf *sb, const Expr *e) {
     case OP_SUB:
     case OP_MUL:
     case OP_DIV:
-        sb_puts(sb, "(");
-        emit(x, sb, e->op.a);
-        sb_printf(sb, " %s ", sym[e->op.op]);
-        emit(x, sb, e->op.b);
-        sb_puts(sb, ")");
+        infix(x, sb, e, sym[e->op.op]);
         return;
     case OP_FLOORDIV: snprintf(fn, sizeof fn, "gt_floordiv_%s", sfx(e->type)); break;
     case OP_MOD: snprintf(fn, sizeof fn, "gt_mod_%s", sfx(e->type)); break;
@@ -218,11 +223,7 @@ static void emit(ExprWriter *x, StrBuf *sb, const Expr *e) {
     case E_LOGIC: {
         static const char *const sym[] = {[OP_LT] = "<",  [OP_LE] = "<=", [OP_GT] = ">",  [OP_GE] = ">=",
                                           [OP_EQ] = "==", [OP_NE] = "!=", [OP_AND] = "&&", [OP_OR] = "||"};
-        sb_puts(sb, "(");
-        emit(x, sb, e->op.a);
-        sb_printf(sb, " %s ", sym[e->op.op]);
-        emit(x, sb, e->op.b);
-        sb_puts(sb, ")");
+        infix(x, sb, e, sym[e->op.op]);
         return;
     }
     case E_TERNARY:
