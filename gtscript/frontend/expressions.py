@@ -1,0 +1,321 @@
+"""Expressions: constants, names, field accesses and offsets, operators."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..errors import (
+    GTScriptSemanticError,
+    GTScriptSyntaxError,
+)
+from .scope import _Scope
+from .syntax import (
+    _BINOPS,
+    _BOOLOPS,
+    _CMPOPS,
+    _EXPRESSION_HINTS,
+    _UNARYOPS,
+    _dotted_parts,
+    _number,
+)
+
+
+class _Expressions:
+    """The translator's methods for expressions: constants, names, field accesses and offsets, operators."""
+
+    # ---------------------------------------------------------------- expressions
+
+    def expr(self, scope: _Scope, node: ast.expr, pre: list[tuple]) -> tuple:
+        """The tree expression of ``node``; statements of functions inlined into it are
+        appended to ``pre``."""
+        handler = getattr(self, f"expr_{type(node).__name__}", None)
+        if handler is None:
+            hint = _EXPRESSION_HINTS.get(
+                type(node), f"`{type(node).__name__}` expressions are not part of GTScript"
+            )
+            raise scope.error(GTScriptSyntaxError, hint, node)
+        return handler(scope, node, pre)
+
+    def constant(self, scope: _Scope, node: ast.AST, value: Any, what: str) -> tuple:
+        """``("const", ...)`` for a number; an error naming ``what`` otherwise."""
+        number = _number(value)
+        if number is None:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{what} is a {type(value).__name__}, not a number: only bool, int and float "
+                f"values can be used in expressions",
+                node,
+            )
+        return ("const", *scope.position(node), number)
+
+    def expr_Constant(self, scope: _Scope, node: ast.Constant, pre: list[tuple]) -> tuple:
+        return self.constant(scope, node, node.value, f"the literal {node.value!r}")
+
+    def expr_Name(self, scope: _Scope, node: ast.Name, pre: list[tuple]) -> tuple:
+        kind, value = self.resolve_name(scope, node.id)
+        pos = scope.position(node)
+        if kind == "binding":
+            return (value[0], *pos, *value[3:]) if value[0] in ("name", "index") else value
+        if kind == "local":
+            return ("name", *pos, value)
+        if kind == "external":
+            return self.constant(scope, node, value, f"external {node.id!r}")
+        if kind == "global" and _number(value) is not None:
+            return ("const", *pos, _number(value))
+        if scope.function is not None:
+            raise scope.error(
+                GTScriptSemanticError,
+                f"name {node.id!r} is not defined in gtscript function {scope.function!r} "
+                f"(it can use its parameters, its local variables, externals and numeric "
+                f"constants)",
+                node,
+            )
+        return ("name", *pos, node.id)  # a stencil name: the C core resolves it
+
+    def expr_Attribute(self, scope: _Scope, node: ast.Attribute, pre: list[tuple]) -> tuple:
+        """``ns.NAME`` on an external (or global) namespace object -> a constant."""
+        value = self.dotted_value(scope, node)
+        return self.constant(scope, node, value, f"`{ast.unparse(node)}`")
+
+    def dotted_value(self, scope: _Scope, node: ast.expr) -> Any:
+        """The object ``a`` / ``a.b.c`` names, resolving ``a`` as an external or global."""
+        parts = _dotted_parts(node)
+        if parts is None:
+            raise scope.error(
+                GTScriptSyntaxError, "attribute access is only allowed on externals", node
+            )
+        kind, value = self.resolve_name(scope, parts[0])
+        if kind in ("binding", "local", "runtime"):
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"attribute access on {parts[0]!r} is not allowed: fields are read as "
+                f"{parts[0]}[i, j, k] and have no attributes",
+                node,
+            )
+        if kind == "missing":
+            raise scope.error(GTScriptSyntaxError, f"unknown name {parts[0]!r}", node)
+        for depth, attr in enumerate(parts[1:], start=1):
+            try:
+                value = getattr(value, attr)
+            except AttributeError:
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{'.'.join(parts[:depth])}` has no attribute {attr!r}",
+                    node,
+                ) from None
+        return value
+
+    def expr_Subscript(self, scope: _Scope, node: ast.Subscript, pre: list[tuple]) -> tuple:
+        return self.subscript(scope, node, pre)
+
+    def subscript(self, scope: _Scope, node: ast.Subscript, pre: list[tuple]) -> tuple:
+        """``f[i, j, k]``, ``f[i, j, k][n, ...]`` or ``f.at(K=k)[n, ...]`` -> an ``index``
+        (or ``absk``) expression."""
+        if isinstance(node.value, ast.Call) and self.is_absolute_k(scope, node.value):
+            access = self.absolute_k(scope, node.value, pre)
+        elif not isinstance(node.value, ast.Subscript):
+            return self.field_access(scope, node, pre)
+        else:
+            access = self.field_access(scope, node.value, pre)
+        if access[0] not in ("index", "absk"):
+            raise scope.error(GTScriptSyntaxError, "only fields can take a data index", node)
+        if access[5]:
+            raise scope.error(GTScriptSyntaxError, "a data index is given twice", node)
+        return (*access[:5], self.data_index(scope, node.slice))
+
+    def data_index(self, scope: _Scope, node: ast.expr) -> tuple[int, ...]:
+        indices = node.elts if isinstance(node, ast.Tuple) else [node]
+        values = []
+        for index in indices:
+            value = self.compile_time_int(scope, index, "a data index")
+            if value < 0:
+                raise scope.error(GTScriptSyntaxError, "data indices must be >= 0", index)
+            values.append(value)
+        return tuple(values)
+
+    def field_access(self, scope: _Scope, node: ast.Subscript, pre: list[tuple]) -> tuple:
+        """``f[di, dj, dk]`` (``f[di, dj]`` on IJ fields, ``f[dk]`` on K fields)."""
+        if not isinstance(node.value, ast.Name):
+            raise scope.error(GTScriptSyntaxError, "only fields can be indexed", node)
+        name = node.value.id
+        kind, value = self.resolve_name(scope, name)
+        if kind in ("external", "global"):
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{name!r} is not a field: only fields can be indexed",
+                node,
+            )
+        if kind == "runtime" and self.params.get(name, ("field",))[0] == "scalar":
+            raise scope.error(
+                GTScriptSyntaxError, f"scalar parameter {name!r} cannot be indexed", node
+            )
+        if kind == "missing" and scope.function is not None:
+            raise scope.error(
+                GTScriptSemanticError,
+                f"name {name!r} is not defined in gtscript function {scope.function!r}",
+                node,
+            )
+        if kind == "binding":  # the field passed as the argument, if one was
+            field_name = value[3] if value[0] in ("name", "index") else None
+        else:
+            field_name = value if kind == "local" else name
+        offsets = self.offsets(scope, node, self.field_axes.get(field_name, "IJK"), pre)
+        if kind == "binding":
+            return self.compose(scope, node, value, offsets)
+        return ("index", *scope.position(node), field_name, offsets, ())
+
+    def is_absolute_k(self, scope: _Scope, node: ast.Call) -> bool:
+        """Whether a call is ``f.at(...)`` on a field (not a function of a namespace)."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "at"):
+            return False
+        if not isinstance(func.value, ast.Name):
+            return False
+        return self.resolve_name(scope, func.value.id)[0] not in ("external", "global")
+
+    def absolute_k(self, scope: _Scope, node: ast.Call, pre: list[tuple]) -> tuple:
+        """``f.at(K=k)``: a read of field f at absolute K index k (0 is the first level of
+        the domain), centred in I and J, as GT4Py's cartesian gtscript allows."""
+        name = node.func.value.id
+        if node.args or [kw.arg for kw in node.keywords] != ["K"]:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"`{name}.at(...)` takes exactly one keyword argument, the absolute K index "
+                f"(e.g. `{name}.at(K=0)`); reads at an absolute index are centred in I and J",
+                node,
+            )
+        kind, value = self.resolve_name(scope, name)
+        if kind == "binding":  # a gtscript function parameter: the field passed as argument
+            if value[0] == "index" and value[4:] == ((0, 0, 0), ()):
+                value = ("name", *value[1:4])
+            if value[0] != "name":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{name}.at(K=...)` needs a field passed as the argument {name!r}, not an "
+                    f"expression, a shifted field or a data index of one",
+                    node,
+                )
+            field_name = value[3]
+        elif kind == "runtime" and self.params.get(name, ("field",))[0] == "scalar":
+            raise scope.error(
+                GTScriptSyntaxError, f"scalar parameter {name!r} cannot be indexed", node
+            )
+        elif kind == "missing" and scope.function is not None:
+            raise scope.error(
+                GTScriptSemanticError,
+                f"name {name!r} is not defined in gtscript function {scope.function!r}",
+                node,
+            )
+        else:
+            field_name = value if kind == "local" else name
+        kexpr = self.expr(scope, node.keywords[0].value, pre)
+        return ("absk", *scope.position(node), field_name, kexpr, ())
+
+    def offsets(self, scope: _Scope, node: ast.Subscript, axes: str, pre: list[tuple]) -> tuple:
+        """The (di, dj, dk) of an index; dk may be an expression (a variable K offset)."""
+        indices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for index in indices:
+            if isinstance(index, ast.Slice):
+                raise scope.error(GTScriptSyntaxError, _EXPRESSION_HINTS[ast.Slice], index)
+        if len(indices) not in (3, len(axes)):
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"a field with axes {axes} is indexed with {len(axes)} offsets "
+                f"(e.g. [{', '.join('0' * len(axes))}]), got {len(indices)}",
+                node,
+            )
+        by_axis = dict(zip("IJK" if len(indices) == 3 else axes, indices))
+        di = dj = 0
+        if "I" in by_axis:
+            di = self.compile_time_int(scope, by_axis["I"], "a horizontal offset")
+        if "J" in by_axis:
+            dj = self.compile_time_int(scope, by_axis["J"], "a horizontal offset")
+        k_node = by_axis.get("K")
+        if k_node is None:
+            dk = 0
+        elif self.is_compile_time(scope, k_node):
+            dk = self.compile_time_int(scope, k_node, "a K offset")
+        else:
+            dk = self.expr(scope, k_node, pre)  # a variable K offset
+        return (di, dj, dk)
+
+    def compose(self, scope: _Scope, node: ast.AST, binding: tuple, offsets: tuple) -> tuple:
+        """Index a gtscript function's parameter: offsets add to those of the argument."""
+        pos = scope.position(node)
+        if binding[0] == "name":
+            return ("index", *pos, binding[3], offsets, ())
+        if binding[0] == "index":
+            (a, b, c), data_index = binding[4], binding[5]
+            di, dj, dk = offsets
+            offsets = (a + di, b + dj, self._add_k(pos, c, dk))
+            return ("index", *pos, binding[3], offsets, data_index)
+        if offsets == (0, 0, 0):
+            return binding
+        raise scope.error(
+            GTScriptSyntaxError,
+            f"cannot read the argument of {scope.function!r} at offset {list(offsets)}: it is "
+            f"an expression, not a field (assign it to a temporary and pass that instead)",
+            node,
+        )
+
+    @staticmethod
+    def _add_k(pos: tuple[int, int], a: Any, b: Any) -> Any:
+        """Sum of two K offsets (ints or expressions)."""
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(b, int) and b == 0:
+            return a
+        if isinstance(a, int) and a == 0:
+            return b
+        as_expr = lambda v: ("const", *pos, v) if isinstance(v, int) else v  # noqa: E731
+        return ("binop", *pos, "+", as_expr(a), as_expr(b))
+
+    def expr_BinOp(self, scope: _Scope, node: ast.BinOp, pre: list[tuple]) -> tuple:
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "this operator is not part of GTScript (use + - * / // % **)",
+                node,
+            )
+        left = self.expr(scope, node.left, pre)
+        right = self.expr(scope, node.right, pre)
+        return ("binop", *scope.position(node), op, left, right)
+
+    def expr_UnaryOp(self, scope: _Scope, node: ast.UnaryOp, pre: list[tuple]) -> tuple:
+        op = _UNARYOPS.get(type(node.op))
+        if op is None:
+            raise scope.error(GTScriptSyntaxError, "`~` is not part of GTScript", node)
+        operand = self.expr(scope, node.operand, pre)
+        pos = scope.position(node)
+        if op == "-" and operand[0] == "const" and not isinstance(operand[3], bool):
+            return ("const", *pos, -operand[3])
+        return ("unop", *pos, op, operand)
+
+    def expr_Compare(self, scope: _Scope, node: ast.Compare, pre: list[tuple]) -> tuple:
+        """``a < b`` -> cmp; ``a < b < c`` -> (a < b) and (b < c)."""
+        names = [_CMPOPS.get(type(op)) for op in node.ops]
+        if None in names:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "`is` and `in` are not part of GTScript: use < <= > >= == !=",
+                node,
+            )
+        operands = [self.expr(scope, node.left, pre)]
+        operands += [self.expr(scope, comparator, pre) for comparator in node.comparators]
+        pos = scope.position(node)
+        comparisons = [
+            ("cmp", *pos, name, operands[i], operands[i + 1]) for i, name in enumerate(names)
+        ]
+        return comparisons[0] if len(comparisons) == 1 else ("boolop", *pos, "and", comparisons)
+
+    def expr_BoolOp(self, scope: _Scope, node: ast.BoolOp, pre: list[tuple]) -> tuple:
+        values = [self.expr(scope, value, pre) for value in node.values]
+        return ("boolop", *scope.position(node), _BOOLOPS[type(node.op)], values)
+
+    def expr_IfExp(self, scope: _Scope, node: ast.IfExp, pre: list[tuple]) -> tuple:
+        cond = self.expr(scope, node.test, pre)
+        body = self.expr(scope, node.body, pre)
+        orelse = self.expr(scope, node.orelse, pre)
+        return ("ternary", *scope.position(node), cond, body, orelse)

@@ -1,0 +1,97 @@
+"""A cheap key of everything a definition tree depends on, computed before parsing so the
+decorator can find an already built stencil without translating the definition again."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import lang
+from .externals import _MISSING, _free_value
+from .functions import GTScriptFunction, is_gtscript_function
+from .syntax import GTSCRIPT_FUNCTION_ATTR
+
+
+def definition_fingerprint(func: Callable, externals: dict | None = None) -> str:
+    """A cheap, stable key of everything ``parse_definition(func, externals)`` depends on: the
+    source text, the annotations, the externals, and the global values the definition
+    references (the gtscript functions it calls fingerprinted recursively).  Equal
+    fingerprints give equal definition trees (up to line numbers)."""
+    parts = [_function_token(func, set())]
+    for name, value in sorted((externals or {}).items()):
+        parts.append(f"{name}={_value_token(value, set(), 0)}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# inspect.getsource tokenises the whole file: remember its answer per code object, which is
+# immutable (re-running a notebook cell or reloading a module makes a new one).
+_source_by_code: "weakref.WeakKeyDictionary[types.CodeType, str]" = weakref.WeakKeyDictionary()
+
+
+def _source_text(func: Callable) -> str:
+    code = func.__code__
+    text = _source_by_code.get(code)
+    if text is None:
+        try:
+            text = inspect.getsource(func)
+        except (OSError, TypeError):
+            text = f"<no source {func.__module__}.{func.__qualname__}>"
+        _source_by_code[code] = text
+    return text
+
+
+def _function_token(func: Callable, seen: set[int]) -> str:
+    """Source, annotations, defaults and referenced free values of ``func``."""
+    if id(func) in seen:
+        return f"<recursive {func.__qualname__}>"
+    seen.add(id(func))
+    info = getattr(func, GTSCRIPT_FUNCTION_ATTR, None)
+    text = info.source.text if isinstance(info, GTScriptFunction) else _source_text(func)
+    parts = [func.__qualname__, text]
+    for name, annotation in sorted(func.__annotations__.items()):
+        parts.append(f"ann {name}={_value_token(annotation, seen, 0)}")
+    for default in func.__defaults__ or ():
+        parts.append(f"default {_value_token(default, seen, 0)}")
+    for name, default in sorted((func.__kwdefaults__ or {}).items()):
+        parts.append(f"kwdefault {name}={_value_token(default, seen, 0)}")
+    code = func.__code__
+    for name in sorted(set(code.co_names) | set(code.co_freevars)):
+        value = _free_value(func, name)
+        if value is not _MISSING:
+            parts.append(f"free {name}={_value_token(value, seen, 0)}")
+    return "\n".join(parts)
+
+
+def _value_token(value: Any, seen: set[int], depth: int) -> str:
+    """A string that changes when ``value`` changes in a way a definition could observe."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.generic):
+        return f"{type(value).__name__}:{value!r}"
+    if is_gtscript_function(value):
+        return "gtfunction:" + _function_token(value, seen)
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, np.ndarray):
+        return f"ndarray:{id(value)}"
+    if isinstance(value, (type, np.dtype, lang.FieldDescriptor, lang.AxisIndex, lang.Axis,
+                          lang.IterationPolicy)):  # fmt: skip
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)):
+        module = getattr(value, "__module__", "")
+        return f"function:{module}.{getattr(value, '__qualname__', value)}"
+    if depth > 4:
+        return f"{type(value).__name__}:{id(value)}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_value_token(v, seen, depth + 1) for v in value) + ")"
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: repr(kv[0]))
+        return "{" + ",".join(f"{k!r}:{_value_token(v, seen, depth + 1)}" for k, v in items) + "}"
+    if hasattr(value, "__dict__"):  # a namespace object: its attributes
+        return f"{type(value).__qualname__}:" + _value_token(vars(value), seen, depth + 1)
+    return f"{type(value).__qualname__}:{value!r}"

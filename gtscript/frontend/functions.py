@@ -1,0 +1,90 @@
+"""``@gtscript.function``: what it records about a function so stencils can inline it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import (
+    GTScriptDefinitionError,
+    GTScriptSyntaxError,
+)
+from .externals import _ExternalImport, _is_docstring, _scan_body
+from .source import _capture_source, _Source
+from .syntax import GTSCRIPT_FUNCTION_ATTR
+
+
+@dataclass
+class GTScriptFunction:
+    """What ``@gtscript.function`` records about a function, for inlining."""
+
+    func: Callable
+    source: _Source
+    signature: inspect.Signature
+    body: list[ast.stmt]  # the statements before the final return (docstring dropped)
+    returns: list[ast.expr]  # the returned expressions (several for a tuple)
+    imports: list[_ExternalImport]
+    assigned: frozenset[str]  # names assigned in the body: they become temporaries
+
+    @property
+    def name(self) -> str:
+        return self.func.__name__
+
+
+def function(func: Callable) -> Callable:
+    """Mark ``func`` as a gtscript function: stencils that call it inline it.
+
+    The source is read and checked now; the function is returned unchanged, with its record in
+    the ``__gtscript_function__`` attribute.
+    """
+    source = _capture_source(func)
+    args = source.node.args
+    for star in (args.vararg, args.kwarg):
+        if star is not None:
+            raise source.error(
+                GTScriptDefinitionError,
+                f"gtscript function {func.__name__!r}: *args and **kwargs are not supported",
+                star,
+            )
+    body, returns = _function_parts(source)
+    imports, assigned = _scan_body(source, body)
+    info = GTScriptFunction(
+        func=func,
+        source=source,
+        signature=inspect.signature(func),
+        body=body,
+        returns=returns,
+        imports=imports,
+        assigned=frozenset(assigned),
+    )
+    setattr(func, GTSCRIPT_FUNCTION_ATTR, info)
+    return func
+
+
+def _function_parts(source: _Source) -> tuple[list[ast.stmt], list[ast.expr]]:
+    """Split a gtscript function's body into the statements before its final ``return`` and
+    the returned expressions; a missing or early return is an error."""
+    name = source.name
+    body = source.node.body[1:] if _is_docstring(source.node.body[0]) else source.node.body
+    last = body[-1] if body else source.node
+    if not isinstance(last, ast.Return) or last.value is None:
+        raise source.error(
+            GTScriptDefinitionError,
+            f"gtscript function {name!r} must end with `return <expression>`",
+            last,
+        )
+    for node in itertools.chain.from_iterable(ast.walk(stmt) for stmt in body[:-1]):
+        if isinstance(node, ast.Return):
+            raise source.error(
+                GTScriptSyntaxError, f"gtscript function {name!r} may only return at its end", node
+            )
+    returns = last.value.elts if isinstance(last.value, ast.Tuple) else [last.value]
+    return body[:-1], list(returns)
+
+
+def is_gtscript_function(obj: Any) -> bool:
+    """Whether ``obj`` was decorated with ``@gtscript.function``."""
+    return isinstance(getattr(obj, GTSCRIPT_FUNCTION_ATTR, None), GTScriptFunction)

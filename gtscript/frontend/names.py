@@ -1,0 +1,186 @@
+"""Name resolution and compile-time evaluation (externals, ``__INLINED``, ``compile_assert``)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import itertools
+from typing import Any
+
+from ..errors import (
+    GTScriptDefinitionError,
+    GTScriptSemanticError,
+    GTScriptSyntaxError,
+)
+from .externals import _MISSING, _ExternalImport, _free_value, _scan_body
+from .scope import _Scope
+from .source import _Source
+from .syntax import (
+    _COMPILE_TIME_NODES,
+    _EXTERNALS_MODULE,
+    _INLINED,
+    _int_value,
+    _is_call_to,
+    _number,
+)
+
+
+class _Names:
+    """The translator's methods for name resolution and compile-time evaluation (externals, ``__INLINED``, ``compile_assert``)."""
+
+    # ---------------------------------------------------------------- scopes and names
+
+    def _resolve_imports(self, source: _Source, imports: list[_ExternalImport]) -> dict:
+        """The values of imported externals, by local name."""
+        values = {}
+        for imp in imports:
+            if imp.name not in self.externals:
+                known = ", ".join(sorted(self.externals)) or "none"
+                raise source.error(
+                    GTScriptDefinitionError,
+                    f"external {imp.name!r} is not defined: pass it with "
+                    f"externals={{{imp.name!r}: ...}} (defined externals: {known})",
+                    imp.node,
+                )
+            values[imp.local] = self.externals[imp.name]
+        return values
+
+    def stencil_scope(self) -> _Scope:
+        body = self.source.node.body
+        imports, assigned = _scan_body(self.source, body)
+        for imp in imports:
+            if imp.local in self.params:
+                raise self.source.error(
+                    GTScriptDefinitionError,
+                    f"external {imp.local!r} has the name of a parameter of the stencil",
+                    imp.node,
+                )
+        scope = _Scope(
+            source=self.source,
+            func=self.func,
+            imported=self._resolve_imports(self.source, imports),
+            runtime=frozenset(self.params) | frozenset(assigned),
+        )
+        self._check_external_assignments(scope, body)
+        return scope
+
+    @staticmethod
+    def _check_external_assignments(scope: _Scope, body: list[ast.stmt]) -> None:
+        """Externals are constants: assigning one is an error."""
+        for node in itertools.chain.from_iterable(ast.walk(stmt) for stmt in body):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Store)
+                and node.id in scope.imported
+            ):
+                raise scope.error(
+                    GTScriptSyntaxError, f"cannot assign to external {node.id!r}", node
+                )
+
+    def resolve_name(self, scope: _Scope, name: str) -> tuple[str, Any]:
+        """What ``name`` means in ``scope``: ``("binding", expr)`` (a function parameter),
+        ``("local", temporary)``, ``("runtime", None)`` (a stencil parameter or temporary),
+        ``("external", value)``, ``("global", value)`` or ``("missing", None)``."""
+        if name in scope.bindings:
+            return "binding", scope.bindings[name]
+        if name in scope.renames:
+            return "local", scope.renames[name]
+        if name in scope.runtime:
+            return "runtime", None
+        if name in scope.imported:
+            return "external", scope.imported[name]
+        value = _free_value(scope.func, name)
+        if value is not _MISSING:
+            return "global", value
+        return "missing", None
+
+    # ---------------------------------------------------------------- compile-time values
+
+    def is_compile_time(self, scope: _Scope, node: ast.expr) -> bool:
+        """Whether ``node`` only combines literals, externals and global constants."""
+        for sub in ast.walk(node):
+            if _is_call_to(sub, _INLINED) or (isinstance(sub, ast.Name) and sub.id == _INLINED):
+                continue  # __INLINED(c) is compile-time when c is (checked when evaluated)
+            if not isinstance(sub, _COMPILE_TIME_NODES):
+                return False
+            if isinstance(sub, ast.Name):
+                if self.resolve_name(scope, sub.id)[0] not in ("external", "global"):
+                    return False
+        return True
+
+    def compile_time_value(
+        self, scope: _Scope, node: ast.expr, what: str, fallback: dict | None = None
+    ) -> Any:
+        """Evaluate ``node`` now, in an environment of externals, global constants and Python's
+        builtins.  Names missing from the definition's namespace are looked up in
+        ``fallback``.  Referencing a field, parameter or temporary is an error."""
+        env: dict[str, Any] = {_INLINED: lambda value: value}  # inside, it is the identity
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+                raise scope.error(GTScriptSyntaxError, f"{what}: not a constant expression", sub)
+            if not isinstance(sub, ast.Name) or sub.id == _INLINED:
+                continue
+            kind, value = self.resolve_name(scope, sub.id)
+            if kind in ("binding", "local", "runtime"):
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"{what} is evaluated at compile time and can only use externals and "
+                    f"constants, but {sub.id!r} is a field, parameter or temporary",
+                    sub,
+                )
+            if kind == "missing":
+                if fallback is not None and sub.id in fallback:
+                    env[sub.id] = fallback[sub.id]
+                elif not hasattr(builtins, sub.id):
+                    raise scope.error(
+                        GTScriptSyntaxError,
+                        f"{what}: unknown name {sub.id!r} (externals must be imported with "
+                        f"`from {_EXTERNALS_MODULE} import {sub.id}`)",
+                        sub,
+                    )
+            else:
+                env[sub.id] = value
+        code = compile(ast.Expression(body=node), scope.source.filename, "eval")
+        try:
+            return eval(code, {"__builtins__": builtins}, env)  # noqa: S307
+        except Exception as exc:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{what}: cannot evaluate `{ast.unparse(node)}` at compile time "
+                f"({type(exc).__name__}: {exc})",
+                node,
+            ) from None
+
+    def compile_time_int(self, scope: _Scope, node: ast.expr, what: str) -> int:
+        value = _int_value(self.compile_time_value(scope, node, what))
+        if value is None:
+            raise scope.error(GTScriptSyntaxError, f"{what} must be an integer constant", node)
+        return value
+
+    def static_condition(self, scope: _Scope, test: ast.expr) -> bool | None:
+        """The value of an if-condition known at compile time (``__INLINED(c)``, or only
+        literals, externals and global constants), else None."""
+        if _is_call_to(test, _INLINED):
+            return bool(self.inlined_value(scope, test))
+        if self.is_compile_time(scope, test):
+            value = _number(self.compile_time_value(scope, test, "condition"))
+            if value is not None:
+                return bool(value)
+        return None
+
+    def inlined_value(self, scope: _Scope, call: ast.Call) -> Any:
+        """The value of ``__INLINED(expr)``."""
+        if len(call.args) != 1 or call.keywords:
+            raise scope.error(GTScriptSyntaxError, "__INLINED takes one expression", call)
+        return self.compile_time_value(scope, call.args[0], "__INLINED(...)")
+
+    def compile_assert(self, scope: _Scope, call: ast.Call) -> None:
+        """Check ``compile_assert(expr)`` now."""
+        if len(call.args) != 1 or call.keywords:
+            raise scope.error(GTScriptSyntaxError, "compile_assert takes one expression", call)
+        if not self.compile_time_value(scope, call.args[0], "compile_assert(...)"):
+            raise scope.error(
+                GTScriptSemanticError,
+                f"compile_assert failed: `{ast.unparse(call.args[0])}` is false",
+                call,
+            )

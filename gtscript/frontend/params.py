@@ -1,0 +1,64 @@
+"""The stencil's parameters: annotations (``Field[...]``, scalar dtypes) -> tree entries."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+from .. import lang
+from ..errors import (
+    GTScriptDefinitionError,
+)
+from .externals import _closure_namespace
+from .source import _Source
+
+
+def _evaluate_annotation(func: Callable, annotation: Any) -> Any:
+    """A string annotation (``from __future__ import annotations``) evaluated in the function's
+    namespace; other annotations as they are."""
+    if not isinstance(annotation, str):
+        return annotation
+    if annotation in lang.DTYPES:
+        return annotation
+    return eval(annotation, func.__globals__, _closure_namespace(func))  # noqa: S307
+
+
+def _parameters(source: _Source, func: Callable) -> list[tuple]:
+    """The ``("field", ...)`` / ``("scalar", ...)`` entries of the stencil's parameters."""
+    args = source.node.args
+    for star in (args.vararg, args.kwarg):
+        if star is not None:
+            raise source.error(
+                GTScriptDefinitionError,
+                "*args and **kwargs are not allowed in a stencil definition",
+                star,
+            )
+    params = []
+    for node in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        params.append(_parameter(source, func, node))
+    return params
+
+
+def _parameter(source: _Source, func: Callable, node: ast.arg) -> tuple:
+    """The tree entry of one parameter, from its (evaluated) annotation."""
+    name = node.arg
+    if name not in func.__annotations__:
+        raise source.error(
+            GTScriptDefinitionError,
+            f"parameter {name!r} has no type annotation: annotate fields with Field[dtype] "
+            f"(or Field[IJ, dtype], Field[K, dtype]) and scalars with float, int, bool, "
+            f"np.float32, np.int32, ...",
+            node,
+        )
+    try:
+        annotation = _evaluate_annotation(func, func.__annotations__[name])
+        if isinstance(annotation, lang.FieldDescriptor):
+            return ("field", name, annotation.dtype, annotation.axes, annotation.data_dims)
+        if annotation is lang.Field:
+            raise GTScriptDefinitionError("Field needs a dtype: write Field[np.float64]")
+        return ("scalar", name, lang.resolve_dtype(annotation))
+    except Exception as exc:  # a bad annotation: report it at the parameter
+        message = exc.msg if isinstance(exc, SyntaxError) else f"{type(exc).__name__}: {exc}"
+        raise source.error(
+            GTScriptDefinitionError, f"parameter {name!r}: {message}", node
+        ) from None

@@ -1,0 +1,224 @@
+"""The structure of a stencil: computations, intervals and horizontal regions."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import lang
+from ..errors import (
+    GTScriptDefinitionError,
+    GTScriptSemanticError,
+    GTScriptSyntaxError,
+)
+from .externals import _is_docstring
+from .scope import _Scope
+from .syntax import _POLICIES, _construct_name, _int_value, _is_call_to
+
+
+class _Structure:
+    """The translator's methods for the structure of a stencil: computations, intervals and horizontal regions."""
+
+    # ---------------------------------------------------------------- stencil structure
+
+    def stencil(self) -> list[tuple]:
+        """The ``[computation, ...]`` body of the stencil."""
+        scope = self.stencil_scope()
+        computations = []
+        for stmt in self.source.node.body:
+            if _is_docstring(stmt) or isinstance(stmt, (ast.ImportFrom, ast.Pass)):
+                continue  # externals were collected by stencil_scope
+            if isinstance(stmt, ast.Expr) and _is_call_to(stmt.value, "compile_assert"):
+                self.compile_assert(scope, stmt.value)
+            elif isinstance(stmt, ast.With):
+                computations.append(self.computation(scope, stmt))
+            else:
+                hint = (
+                    "`return` is not allowed in a stencil: write the results to fields"
+                    if isinstance(stmt, ast.Return)
+                    else "only `with computation(...), interval(...):` blocks (and "
+                    "`from __externals__ import ...`) may appear at the top level of a stencil"
+                )
+                raise scope.error(GTScriptSyntaxError, hint, stmt)
+        if not computations:
+            raise scope.error(
+                GTScriptDefinitionError,
+                f"stencil {self.source.name!r} has no `with computation(...)` block",
+                self.source.node,
+            )
+        return computations
+
+    def _with_calls(self, scope: _Scope, node: ast.With) -> list[ast.Call]:
+        """The constructs called by a with-statement (``as`` is not allowed)."""
+        calls = []
+        for item in node.items:
+            if item.optional_vars is not None:
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    "`with ... as name` is not part of GTScript",
+                    item.optional_vars,
+                )
+            if not isinstance(item.context_expr, ast.Call):
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    "expected computation(...), interval(...) or horizontal(...) here",
+                    item.context_expr,
+                )
+            calls.append(item.context_expr)
+        return calls
+
+    def computation(self, scope: _Scope, node: ast.With) -> tuple:
+        """``with computation(P), interval(...):`` or ``with computation(P):`` containing
+        ``with interval(...):`` blocks."""
+        calls = self._with_calls(scope, node)
+        names = [_construct_name(call) for call in calls]
+        if len(names) == 2 and set(names) == {"computation", "interval"}:
+            comp_call = calls[names.index("computation")]
+            intervals = [self.interval(scope, calls[names.index("interval")], node.body)]
+        elif names == ["computation"]:
+            comp_call = calls[0]
+            intervals = self._nested_intervals(scope, node.body)
+        else:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "expected `with computation(PARALLEL|FORWARD|BACKWARD), interval(...):` or "
+                "`with computation(...):` holding `with interval(...):` blocks",
+                node,
+            )
+        policy = self.policy(scope, comp_call)
+        return ("computation", *scope.position(comp_call), policy, intervals)
+
+    def _nested_intervals(self, scope: _Scope, body: list[ast.stmt]) -> list[tuple]:
+        intervals = []
+        for stmt in body:
+            if _is_docstring(stmt) or isinstance(stmt, ast.Pass):
+                continue
+            if isinstance(stmt, ast.Expr) and _is_call_to(stmt.value, "compile_assert"):
+                self.compile_assert(scope, stmt.value)
+                continue
+            calls = self._with_calls(scope, stmt) if isinstance(stmt, ast.With) else []
+            if len(calls) != 1 or _construct_name(calls[0]) != "interval":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    "a `with computation(...):` block may only contain `with interval(...):` "
+                    "blocks",
+                    stmt,
+                )
+            intervals.append(self.interval(scope, calls[0], stmt.body))
+        if not intervals:
+            raise scope.error(GTScriptSyntaxError, "computation without an interval", body[0])
+        return intervals
+
+    def policy(self, scope: _Scope, call: ast.Call) -> str:
+        """The iteration policy named by ``computation(POLICY)``."""
+        if len(call.args) != 1 or call.keywords:
+            raise scope.error(
+                GTScriptSyntaxError, "computation takes one of PARALLEL, FORWARD, BACKWARD", call
+            )
+        arg = call.args[0]
+        name = _construct_name(arg) if isinstance(arg, (ast.Name, ast.Attribute)) else None
+        if isinstance(arg, ast.Name):  # an alias, e.g. an external holding a policy
+            kind, value = self.resolve_name(scope, arg.id)
+            if kind in ("external", "global") and isinstance(value, lang.IterationPolicy):
+                name = value.value
+        if name not in _POLICIES:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "the iteration policy must be PARALLEL, FORWARD or BACKWARD",
+                arg,
+            )
+        return name
+
+    def interval(self, scope: _Scope, call: ast.Call, body: list[ast.stmt]) -> tuple:
+        """``("interval", line, col, start, end, stmts)``."""
+        start, end = self.interval_bounds(scope, call)
+        return ("interval", *scope.position(call), start, end, self.statements(scope, body))
+
+    def interval_bounds(self, scope: _Scope, call: ast.Call) -> tuple[tuple, tuple]:
+        """The (level, offset) bounds of ``interval(...)`` / ``interval(start, end)``:
+        non-negative ints count from the bottom (level 0), negative ones from the top
+        (level 1), None is the end."""
+        args = list(call.args)
+        for kw in call.keywords:
+            if kw.arg not in ("start", "end"):
+                raise scope.error(GTScriptSyntaxError, "interval takes start and end", kw)
+            args.append(kw.value)
+        if len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value is Ellipsis:
+            return (0, 0), (1, 0)
+        if len(args) != 2:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "expected interval(...) or interval(start, end), e.g. interval(1, -1)",
+                call,
+            )
+        bounds = []
+        for arg, is_end in zip(args, (False, True)):
+            value = self.compile_time_value(scope, arg, "an interval bound", fallback={"K": lang.K})
+            if value is None:
+                bounds.append((1, 0) if is_end else (0, 0))
+                continue
+            if isinstance(value, lang.AxisIndex) and value.axis == "K":
+                bounds.append((value.level, value.offset))  # K[0] + 1, K[-1], ...
+                continue
+            offset = _int_value(value)
+            if offset is None:
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    "interval bounds must be integers, None or K[n] (+/- an integer)",
+                    arg,
+                )
+            bounds.append((0, offset) if offset >= 0 else (1, offset))
+        start, end = bounds
+        if start[0] == end[0] and start[1] >= end[1]:
+            raise scope.error(
+                GTScriptSemanticError,
+                f"empty interval: `{ast.unparse(call)}` contains no level",
+                call,
+            )
+        return start, end
+
+    # ---------------------------------------------------------------- regions
+
+    def region_box(self, scope: _Scope, node: ast.expr) -> tuple:
+        """``region[i, j]`` -> ``(i_lo, i_hi, j_lo, j_hi)``."""
+        if not (isinstance(node, ast.Subscript) and _construct_name(node.value) == "region"):
+            raise scope.error(
+                GTScriptSyntaxError,
+                "horizontal takes region[...] arguments, e.g. horizontal(region[I[0], :])",
+                node,
+            )
+        specs = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(specs) != 2:
+            raise scope.error(
+                GTScriptSyntaxError,
+                "region takes an I and a J part, e.g. region[I[0]:I[2], :]",
+                node,
+            )
+        return (*self.region_axis(scope, specs[0], "I"), *self.region_axis(scope, specs[1], "J"))
+
+    def region_axis(self, scope: _Scope, node: ast.expr, axis: str) -> tuple:
+        """The (lo, hi) bounds of one axis of a region: a point ``I[n]`` or a slice."""
+        if isinstance(node, ast.Slice):
+            if node.step is not None:
+                raise scope.error(GTScriptSyntaxError, "regions take no step", node.step)
+            lo = None if node.lower is None else self.axis_bound(scope, node.lower, axis)
+            hi = None if node.upper is None else self.axis_bound(scope, node.upper, axis)
+            return lo, hi
+        point = self.axis_bound(scope, node, axis)
+        if point is None:
+            raise scope.error(GTScriptSyntaxError, f"expected {axis}[n] or a slice", node)
+        return point, (point[0], point[1] + 1)
+
+    def axis_bound(self, scope: _Scope, node: ast.expr, axis: str) -> tuple | None:
+        """``I[0]`` -> (0, 0), ``I[-1]`` -> (1, -1), ``I[0] - 1`` -> (0, -1), None -> None."""
+        axes = {"I": lang.I, "J": lang.J, "K": lang.K}
+        value = self.compile_time_value(scope, node, "a region bound", fallback=axes)
+        if value is None:
+            return None
+        if not isinstance(value, lang.AxisIndex) or value.axis != axis:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"expected a bound on axis {axis} such as {axis}[0], {axis}[-1] or "
+                f"{axis}[0] + 1, got {value!r}",
+                node,
+            )
+        return value.level, value.offset
