@@ -8,31 +8,57 @@ __version__ = "0.1.0"
 
 from . import cache, lang, storage
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
-from .frontend import function
+from .frontend import function, lazy_function
 from .lang import (
     BACKWARD,
     FORWARD,
     IJ,
     IJK,
+    IK,
+    JK,
     PARALLEL,
+    AxisIndex,
+    AxisInterval,
     Field,
     I,
     J,
     K,
+    Sequence,
+    __externals__,
+    __gtscript__,
     __INLINED,
     abs,
+    acos,
+    acosh,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
     arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cbrt,
     ceil,
     compile_assert,
     computation,
     cos,
     cosh,
+    enum,
+    erf,
+    erfc,
     exp,
+    externals,
+    float32,
+    float64,
     floor,
+    gamma,
     horizontal,
+    int32,
+    int64,
     interval,
     isfinite,
     isinf,
@@ -41,8 +67,11 @@ from .lang import (
     log10,
     max,
     min,
+    mod,
     pow,
     region,
+    round,
+    round_away_from_zero,
     sin,
     sinh,
     sqrt,
@@ -52,7 +81,7 @@ from .lang import (
 )
 
 try:  # the stencil decorator lives next to the C core's Python wrapper
-    from .stencil import stencil
+    from .stencil import lazy_stencil, stencil
 except ModuleNotFoundError as _exc:  # only while gtscript/stencil.py is not written yet
     if _exc.name != f"{__name__}.stencil":
         raise
@@ -61,13 +90,28 @@ except ModuleNotFoundError as _exc:  # only while gtscript/stencil.py is not wri
 __all__ = [
     "__version__",
     "stencil",
+    "lazy_stencil",
     "function",
+    "lazy_function",
     "Field",
     "I",
     "J",
     "K",
     "IJ",
+    "IK",
+    "JK",
     "IJK",
+    "AxisIndex",
+    "AxisInterval",
+    "Sequence",
+    "externals",
+    "__externals__",
+    "__gtscript__",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "enum",
     "PARALLEL",
     "FORWARD",
     "BACKWARD",
@@ -78,9 +122,12 @@ __all__ = [
     "compile_assert",
     "__INLINED",
     *lang.MATH_BUILTINS,
+    *lang.OPERATOR_BUILTINS,
+    *lang.BUILTIN_SPELLINGS,
     "GTScriptSyntaxError",
     "GTScriptSemanticError",
     "GTScriptDefinitionError",
 ]
 if "stencil" not in globals():  # gtscript/stencil.py not written yet
     __all__.remove("stencil")
+    __all__.remove("lazy_stencil")

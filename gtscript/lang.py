@@ -10,7 +10,7 @@ where they belong.
 from __future__ import annotations
 
 import builtins as _py
-import enum
+import enum as _enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,12 @@ __all__ = [
     # the math builtins
     "abs", "min", "max", "sqrt", "exp", "log", "log10", "pow", "floor", "ceil", "trunc",
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
-    "isfinite", "isinf", "isnan", "mod",
+    "isfinite", "isinf", "isnan", "mod", "arcsinh", "arccosh", "arctanh", "gamma", "erf",
+    "erfc", "cbrt", "round", "round_away_from_zero",
+    # GT4Py's spellings and the rest of its gtscript namespace
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "IK", "JK", "AxisInterval", "Sequence",
+    "externals", "__externals__", "__gtscript__", "float32", "float64", "int32", "int64",
+    "enum",
 ]  # fmt: skip
 
 
@@ -69,6 +74,8 @@ def resolve_dtype(spec: Any) -> str:
     ``"float"``, ``"int"``.  Anything else is a :class:`GTScriptDefinitionError`.
     """
     name = None
+    if isinstance(spec, type) and issubclass(spec, _enum.IntEnum):
+        return "int64"  # an enumeration's members are ints (see `enum`)
     if isinstance(spec, str):
         name = _DTYPE_NAMES.get(spec)
     elif isinstance(spec, type) and spec in _PYTHON_DTYPES:
@@ -96,16 +103,14 @@ def _dtype_and_data_dims(spec: Any) -> tuple[str, tuple[int, ...]]:
                 f"invalid field element type {spec!r}: expected (dtype, (n, ...))"
             )
         base, shape = spec
-        shape = (shape,) if isinstance(shape, int) else shape
-        if not (
-            isinstance(shape, tuple)
-            and shape
-            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape)
-        ):
+        # NumPy integers are sizes too (GT4Py accepts `(np.float64, (np.int64(3),))`)
+        is_size = lambda n: isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))  # noqa: E731
+        shape = (shape,) if is_size(shape) else shape
+        if not (isinstance(shape, tuple) and shape and all(is_size(n) and n > 0 for n in shape)):
             raise GTScriptDefinitionError(
                 f"invalid data dimensions {spec[1]!r}: expected a tuple of positive ints"
             )
-        return resolve_dtype(base), shape
+        return resolve_dtype(base), tuple(int(n) for n in shape)
     return resolve_dtype(spec), ()
 
 
@@ -166,7 +171,25 @@ I = Axis("I")  # noqa: E741  (the GT4Py name)
 J = Axis("J")
 K = Axis("K")
 IJ = (I, J)
+IK = (I, K)
+JK = (J, K)
 IJK = (I, J, K)
+
+@dataclass(frozen=True)
+class AxisInterval:
+    """GT4Py's ``AxisInterval``: the points ``start`` to ``end`` (excluded) of an axis."""
+
+    axis: str
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not self.start < self.end:
+            raise ValueError(f"AxisInterval needs start < end, got {self.start}, {self.end}")
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
 
 # Axis sets a field may have, by the names of their axes.
 _FIELD_AXES = ("IJK", "IJ", "K")
@@ -223,7 +246,7 @@ class Field:
 # --------------------------------------------------------------------------------------------
 
 
-class IterationPolicy(enum.Enum):
+class IterationPolicy(_enum.Enum):
     """The order in which a computation visits the levels of its intervals."""
 
     PARALLEL = "PARALLEL"
@@ -293,7 +316,14 @@ MATH_BUILTINS = {
     "abs": 1, "min": 2, "max": 2, "sqrt": 1, "exp": 1, "log": 1, "log10": 1, "pow": 2,
     "floor": 1, "ceil": 1, "trunc": 1, "sin": 1, "cos": 1, "tan": 1, "arcsin": 1,
     "arccos": 1, "arctan": 1, "arctan2": 2, "sinh": 1, "cosh": 1, "tanh": 1,
-    "isfinite": 1, "isinf": 1, "isnan": 1,
+    "isfinite": 1, "isinf": 1, "isnan": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
+    "gamma": 1, "erf": 1, "erfc": 1, "cbrt": 1, "round": 1, "round_away_from_zero": 1,
+}  # fmt: skip
+
+#: GT4Py's names of builtins that gtscript spells as NumPy does, with the builtin they name.
+BUILTIN_SPELLINGS = {
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh",
 }  # fmt: skip
 
 
@@ -338,3 +368,72 @@ isfinite = _builtin("isfinite")
 isinf = _builtin("isinf")
 isnan = _builtin("isnan")
 mod = _builtin("mod")
+arcsinh = _builtin("arcsinh")
+arccosh = _builtin("arccosh")
+arctanh = _builtin("arctanh")
+gamma = _builtin("gamma")
+erf = _builtin("erf")
+erfc = _builtin("erfc")
+cbrt = _builtin("cbrt")
+round = _builtin("round")  # noqa: A001  (the GT4Py name; np.round's halves-to-even)
+round_away_from_zero = _builtin("round_away_from_zero")
+# GT4Py's spellings: the same placeholders, so either name compiles to the same builtin
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+# --------------------------------------------------------------------------------------------
+# The rest of GT4Py's gtscript namespace
+# --------------------------------------------------------------------------------------------
+
+# Scalar types, as GT4Py exports them for annotations and casts (``float32(x)``).
+float32 = np.float32
+float64 = np.float64
+int32 = np.int32
+int64 = np.int64
+
+# The modules a definition imports its externals and the language from; only the names
+# matter (the frontend reads ``from __externals__ import X`` in the source).
+__externals__ = "__externals__"
+__gtscript__ = "__gtscript__"
+
+
+def externals(*args: Any) -> tuple:
+    """GT4Py's ``externals(...)``: the values it is given, as a tuple."""
+    return args
+
+
+class _SequenceMaker:
+    """GT4Py's ``Sequence[dtype]``: a descriptor that only exists for annotations."""
+
+    def __getitem__(self, dtype: Any) -> tuple:
+        return dtype, None
+
+    def __repr__(self) -> str:
+        return "Sequence"
+
+
+Sequence = _SequenceMaker()
+
+
+#: The attribute ``enum`` sets on the classes it registers.
+ENUM_ATTR = "__gtscript_enum__"
+
+
+def enum(cls: type | None = None, *, category: str | None = None) -> Any:
+    """Register an integer enumeration for definitions (``@gtscript.enum`` or
+    ``@gtscript.enum(category=...)``): ``Color.RED`` in a definition is its int value, and a
+    scalar parameter annotated with the class is an int64 parameter."""
+
+    def register(klass: type) -> type:
+        if not (isinstance(klass, type) and issubclass(klass, _enum.Enum)):
+            raise TypeError(f"gtscript.enum registers Enum classes, got {klass!r}")
+        for member in klass:
+            value = member.value
+            if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+                raise TypeError(
+                    f"gtscript.enum: {klass.__name__}.{member.name} = {value!r} is not an int"
+                )
+        setattr(klass, ENUM_ATTR, category or klass.__name__)
+        return klass
+
+    return register if cls is None else register(cls)

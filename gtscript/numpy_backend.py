@@ -16,6 +16,8 @@ here is a single NumPy call on arrays of the result dtype.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _DTYPES = {
@@ -45,6 +47,41 @@ _CMPS = {
     "!=": np.not_equal,
 }
 
+def _elementwise(fn, on_error):
+    """A float ufunc-like of a scalar math function; ``on_error(x)`` answers where ``fn``
+    raises (poles and overflow, where C's libm returns inf or nan)."""
+
+    def scalar(x):
+        try:
+            return fn(x)
+        except (ValueError, OverflowError):
+            return on_error(x)
+
+    vectorised = np.frompyfunc(scalar, 1, 1)
+
+    def call(a):
+        a = np.asarray(a)
+        return vectorised(a.astype(np.float64)).astype(a.dtype)
+
+    return call
+
+
+def _gamma_error(x):
+    """tgamma at a pole or beyond the float range: +-inf at zeros, nan at negative
+    integers and -inf, inf for large arguments."""
+    if x == 0.0:
+        return math.copysign(math.inf, x)
+    if math.isnan(x) or x < 0.0:
+        return math.nan
+    return math.inf
+
+
+def _round_away_from_zero(a):
+    """Nearest integer, halves away from zero (C's round), exactly: x - trunc(x) is exact."""
+    t = np.trunc(a)
+    return np.where(np.abs(a - t) >= 0.5, t + np.sign(a), t).astype(np.asarray(a).dtype)
+
+
 _CALLS = {
     "abs": np.abs,
     "min": np.minimum,
@@ -70,6 +107,15 @@ _CALLS = {
     "isfinite": np.isfinite,
     "isinf": np.isinf,
     "isnan": np.isnan,
+    "arcsinh": np.arcsinh,
+    "arccosh": np.arccosh,
+    "arctanh": np.arctanh,
+    "gamma": _elementwise(math.gamma, _gamma_error),
+    "erf": _elementwise(math.erf, lambda x: math.nan),
+    "erfc": _elementwise(math.erfc, lambda x: math.nan),
+    "cbrt": np.cbrt,
+    "round": np.round,  # halves to even, as np.round (GT4Py's numpy backend)
+    "round_away_from_zero": _round_away_from_zero,
 }
 
 
@@ -164,6 +210,9 @@ class _Executor:
             return np.asarray(_CALLS[e[2]](*args)).astype(dtype, copy=False)
         if tag == "cast":
             return np.asarray(self.expr(e[2], box)).astype(dtype)
+        if tag == "kindex":  # GT4Py's `K`: the level, 0 the domain's first
+            (_, _), (_, _), (k0, k1) = box
+            return np.arange(k0, k1, dtype=dtype)[None, None, :]
         raise RuntimeError(f"numpy backend: unknown expression {tag!r}")
 
     # -- statements -------------------------------------------------------------------

@@ -171,4 +171,70 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
     return decorator
 
 
-__all__ = ["stencil", "Stencil", "BACKENDS"]
+class LazyStencil:
+    """A stencil built when it is first called or inspected (GT4Py's ``lazy_stencil``):
+    ``implementation`` is the built stencil; any other attribute is the built stencil's."""
+
+    def __init__(self, definition, backend, externals, rebuild, name, options):
+        if not callable(definition):
+            raise TypeError("a stencil definition must be a Python function")
+        self.definition = definition
+        self.backend = backend
+        self._build_args = (definition, backend, externals, rebuild, name, options)
+        self._implementation = None
+        self._lock = threading.Lock()
+        self.__name__ = name or getattr(definition, "__name__", "stencil")
+        self.__doc__ = definition.__doc__
+        self.__wrapped__ = definition
+
+    @property
+    def implementation(self):
+        """The stencil, built (or taken from the cache) on first use."""
+        with self._lock:
+            if self._implementation is None:
+                self._implementation = _build(*self._build_args)
+            return self._implementation
+
+    def check_syntax(self):
+        """Parse the definition now (without building), raising its syntax errors."""
+        definition, _backend, externals, _rebuild, _name, _options = self._build_args
+        frontend.parse_definition(definition, dict(externals or {}))
+
+    def __call__(self, *args, **kwargs):
+        return self.implementation(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_implementation", "_build_args", "_lock"):
+            raise AttributeError(name)
+        return getattr(self.implementation, name)
+
+    def __repr__(self) -> str:
+        state = "built" if self._implementation is not None else "not built yet"
+        return f"<gtscript lazy stencil {self.__name__} backend={self.backend!r} ({state})>"
+
+
+def lazy_stencil(backend=None, definition=None, *, externals=None, rebuild=False, name=None,
+                 eager=False, check_syntax=True, **options):
+    """Like :func:`stencil`, but the stencil is built on its first call or attribute access
+    (``eager=True``: now). ``check_syntax`` (the default) parses the definition at once, so
+    language errors still show at the definition."""
+    if callable(backend) and definition is None:
+        backend, definition = "cpu", backend
+    if backend is None:
+        backend = "cpu"
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    _check_options(options)
+
+    def decorator(func):
+        lazy = LazyStencil(func, backend, externals, rebuild, name, options)
+        if eager:
+            lazy.implementation  # noqa: B018  (builds now)
+        elif check_syntax:
+            lazy.check_syntax()
+        return lazy
+
+    return decorator if definition is None else decorator(definition)
+
+
+__all__ = ["stencil", "lazy_stencil", "Stencil", "LazyStencil", "BACKENDS"]

@@ -27,7 +27,8 @@ static int expr_size(const Expr *e) {
     if (e == NULL) return 0;
     switch (e->kind) {
     case E_CONST:
-    case E_SCALAR: return 1;
+    case E_SCALAR:
+    case E_KINDEX: return 1;
     case E_FIELD: return 1 + expr_size(e->field.kexpr);
     case E_UNARY:
     case E_BINARY:
@@ -53,7 +54,8 @@ static Expr *clone_shifted(Stencil *st, const Expr *e, int di, int dj) {
     *c = *e;
     switch (e->kind) {
     case E_CONST:
-    case E_SCALAR: break;
+    case E_SCALAR:
+    case E_KINDEX: break; /* a horizontal shift keeps the K level */
     case E_FIELD:
         c->field.off[0] += di;
         c->field.off[1] += dj;
@@ -198,7 +200,8 @@ static bool rewrite_slot(Inliner *I, Expr **slot) {
 static Expr *rewrite(Inliner *I, Expr *e) {
     switch (e->kind) {
     case E_CONST:
-    case E_SCALAR: return e;
+    case E_SCALAR:
+    case E_KINDEX: return e;
     case E_FIELD: {
         Symbol *t = e->field.sym;
         if (t->kind == SYM_TEMP && e->field.off[2] == 0 && e->field.kexpr == NULL &&

@@ -164,6 +164,8 @@ static bool infer_call(Stencil *st, Expr *e) {
     case FN_FLOOR:
     case FN_CEIL:
     case FN_TRUNC:
+    case FN_ROUND:
+    case FN_ROUND_AWAY:
         /* NumPy 2 rounds integers and bools to themselves, keeping their dtype */
         if (!dtype_is_float(t.t)) break;
         t.t = float_of(t);
@@ -277,6 +279,10 @@ static bool infer(Stencil *st, Expr *e) {
     case E_CAST:
         e->weak = false;
         return infer(st, e->cast);
+    case E_KINDEX: /* GT4Py's `K`: an int of the default integer precision */
+        e->type = DT_INT64;
+        e->weak = false;
+        return true;
     }
     return true;
 }

@@ -176,6 +176,15 @@ static double float_call(Builtin fn, DType t, double x, double y) {
     case FN_SINH: return LIBM(sinh, t, x);
     case FN_COSH: return LIBM(cosh, t, x);
     case FN_TANH: return LIBM(tanh, t, x);
+    case FN_ARCSINH: return LIBM(asinh, t, x);
+    case FN_ARCCOSH: return LIBM(acosh, t, x);
+    case FN_ARCTANH: return LIBM(atanh, t, x);
+    case FN_GAMMA: return LIBM(tgamma, t, x);
+    case FN_ERF: return LIBM(erf, t, x);
+    case FN_ERFC: return LIBM(erfc, t, x);
+    case FN_CBRT: return LIBM(cbrt, t, x);
+    case FN_ROUND: return rint(x); /* exact in either precision; halves to even */
+    case FN_ROUND_AWAY: return round(x);
     default: return NAN;
     }
 }
@@ -362,6 +371,9 @@ static bool veval(KCtx *c, const Expr *e, Col p, Val *out, Val *scratch) {
             if (!b[m].i) out[m] = rest[m];
         return true;
     case E_CALL: return veval_call(c, e, p, out, scratch);
+    case E_KINDEX: /* GT4Py's `K`: the level itself */
+        for (int64_t m = 0; m < n; m++) out[m].i = p.k0 + m;
+        return true;
     case E_CAST:
         if (!veval(c, e->cast, p, out, scratch)) return false;
         if (dtype_is_int(e->type) && dtype_is_int(e->cast->type) && e->type == DT_INT64) return true;

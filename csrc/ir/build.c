@@ -244,7 +244,8 @@ static Expr *call_expr(Builder *b, PyObject *node, int line, int col) {
         diag_error(b->st, DIAG_SYNTAX, line, col,
                    "'%s' is not a gtscript builtin or cast (builtins: abs min max sqrt exp log "
                    "log10 pow floor ceil trunc sin cos tan arcsin arccos arctan arctan2 sinh cosh "
-                   "tanh isfinite isinf isnan; casts: float int bool float32 float64 int32 int64)",
+                   "tanh arcsinh arccosh arctanh gamma erf erfc cbrt round round_away_from_zero "
+                   "isfinite isinf isnan; casts: float int bool float32 float64 int32 int64)",
                    fname);
     }
 done:
@@ -273,6 +274,11 @@ static Expr *build_expr(Builder *b, PyObject *node) {
     }
     if (strcmp(tag, "index") == 0) return index_expr(b, node, line, col);
     if (strcmp(tag, "absk") == 0) return absk_expr(b, node, line, col);
+    if (strcmp(tag, "kindex") == 0) { /* ("kindex", line, col): GT4Py's `K` as a value */
+        Expr *e = expr_new(st, E_KINDEX, line, col);
+        if (e != NULL) e->type = DT_INT64;
+        return e;
+    }
     if (strcmp(tag, "binop") == 0 || strcmp(tag, "cmp") == 0) {
         const char *ops = get_str(b, node, 3);
         Op op;

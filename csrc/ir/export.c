@@ -89,6 +89,7 @@ static PyObject *export_expr(const Expr *e) {
         PyObject *a = export_expr(e->cast);
         return a ? Py_BuildValue("(ssN)", "cast", t, a) : NULL;
     }
+    case E_KINDEX: return Py_BuildValue("(ss)", "kindex", t);
     }
     PyErr_SetString(PyExc_RuntimeError, "unknown expression kind");
     return NULL;

@@ -49,6 +49,10 @@ static const struct {
     [FN_ARCCOS] = {"arccos", 1},   [FN_ARCTAN] = {"arctan", 1},   [FN_ARCTAN2] = {"arctan2", 2},
     [FN_SINH] = {"sinh", 1},       [FN_COSH] = {"cosh", 1},       [FN_TANH] = {"tanh", 1},
     [FN_ISFINITE] = {"isfinite", 1}, [FN_ISINF] = {"isinf", 1},   [FN_ISNAN] = {"isnan", 1},
+    [FN_ARCSINH] = {"arcsinh", 1}, [FN_ARCCOSH] = {"arccosh", 1}, [FN_ARCTANH] = {"arctanh", 1},
+    [FN_GAMMA] = {"gamma", 1},     [FN_ERF] = {"erf", 1},         [FN_ERFC] = {"erfc", 1},
+    [FN_CBRT] = {"cbrt", 1},       [FN_ROUND] = {"round", 1},
+    [FN_ROUND_AWAY] = {"round_away_from_zero", 1},
 };
 
 const char *builtin_name(Builtin fn) { return BUILTINS[fn].name; }
@@ -187,7 +191,8 @@ void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx) {
     if (e == NULL) return;
     switch (e->kind) {
     case E_CONST:
-    case E_SCALAR: return;
+    case E_SCALAR:
+    case E_KINDEX: return;
     case E_FIELD:
         fn(ctx, e);
         expr_visit_fields(e->field.kexpr, fn, ctx);

@@ -74,6 +74,7 @@ typedef enum {
     E_TERNARY,
     E_CALL,
     E_CAST,
+    E_KINDEX, /* the current K level as a value (GT4Py's `K`): 0 is the domain's first level */
 } ExprKind;
 
 typedef enum {
@@ -87,7 +88,8 @@ const char *op_name(Op op);
 typedef enum {
     FN_ABS, FN_MIN, FN_MAX, FN_SQRT, FN_EXP, FN_LOG, FN_LOG10, FN_POW, FN_FLOOR, FN_CEIL,
     FN_TRUNC, FN_SIN, FN_COS, FN_TAN, FN_ARCSIN, FN_ARCCOS, FN_ARCTAN, FN_ARCTAN2, FN_SINH,
-    FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN, FN_COUNT
+    FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN, FN_ARCSINH, FN_ARCCOSH, FN_ARCTANH,
+    FN_GAMMA, FN_ERF, FN_ERFC, FN_CBRT, FN_ROUND, FN_ROUND_AWAY, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);

@@ -70,6 +70,7 @@ void ir_print_expr(const Expr *e, StrBuf *o) {
         ir_print_expr(e->cast, o);
         sb_puts(o, ")");
         return;
+    case E_KINDEX: sb_puts(o, "K"); return;
     }
 }
 

@@ -101,6 +101,8 @@ static void expr(Ser *S, const Expr *e) {
     case E_CAST:
         expr(S, e->cast);
         break;
+    case E_KINDEX: /* the kind and the type say everything */
+        break;
     }
     sb_puts(o, ")");
 }

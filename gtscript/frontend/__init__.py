@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .fingerprint import definition_fingerprint
-from .functions import GTScriptFunction, function, is_gtscript_function
+from .functions import GTScriptFunction, function, is_gtscript_function, lazy_function
 from .params import _parameters
 from .source import _capture_source
 from .syntax import GTSCRIPT_FUNCTION_ATTR
@@ -46,6 +46,7 @@ __all__ = [
     "definition_fingerprint",
     "function",
     "is_gtscript_function",
+    "lazy_function",
     "parse_definition",
 ]
 

@@ -10,14 +10,13 @@ from ..errors import (
     GTScriptSyntaxError,
 )
 from .externals import _MISSING
-from .functions import GTScriptFunction, is_gtscript_function
+from .functions import GTScriptFunction, function_info, is_gtscript_function
 from .scope import _Scope
 from .syntax import (
     _BUILTIN_ALIASES,
     _CASTS,
     _EXPRESSION_HINTS,
     _INLINED,
-    GTSCRIPT_FUNCTION_ATTR,
     _construct_name,
     _dtype_of,
     _is_builtin_module,
@@ -125,7 +124,7 @@ class _Calls:
     def inline(self, scope: _Scope, call: ast.Call, fn: Callable, pre: list[tuple]) -> list[tuple]:
         """Inline a call of gtscript function ``fn``: its statements go to ``pre``; the
         returned expressions are returned."""
-        info: GTScriptFunction = getattr(fn, GTSCRIPT_FUNCTION_ATTR)
+        info: GTScriptFunction = function_info(fn)
         if fn in self.inlining:
             raise scope.error(
                 GTScriptSyntaxError, f"gtscript function {info.name!r} is recursive", call

@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import numpy as np
+
+from .. import lang
 from ..errors import (
     GTScriptSemanticError,
     GTScriptSyntaxError,
@@ -19,6 +22,29 @@ from .syntax import (
     _dotted_parts,
     _number,
 )
+
+
+class _ShiftedAxis:
+    """``I - 1`` while an index in the axis shorthand is evaluated."""
+
+    __slots__ = ("axis", "shift")
+
+    def __init__(self, axis: str, shift: int):
+        self.axis = axis
+        self.shift = shift
+
+    def _moved(self, other: Any, sign: int) -> _ShiftedAxis:
+        if isinstance(other, bool) or not isinstance(other, (int, np.integer)):
+            return NotImplemented
+        return _ShiftedAxis(self.axis, self.shift + sign * int(other))
+
+    def __add__(self, other: Any) -> _ShiftedAxis:
+        return self._moved(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> _ShiftedAxis:
+        return self._moved(other, -1)
 
 
 class _Expressions:
@@ -55,6 +81,17 @@ class _Expressions:
     def expr_Name(self, scope: _Scope, node: ast.Name, pre: list[tuple]) -> tuple:
         kind, value = self.resolve_name(scope, node.id)
         pos = scope.position(node)
+        axis = self.axis_of_name(scope, node.id)
+        if axis == "K":  # GT4Py's `K` as a value: the index of the point's K level
+            return ("kindex", *pos)
+        if axis is not None:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"parallel axis {axis} can't be queried, only K (as in GT4Py): `{node.id}` as a "
+                f"value is the K level's index only; I and J positions are not part of the "
+                f"language (use a field holding them, or horizontal regions)",
+                node,
+            )
         if kind == "binding":
             return (value[0], *pos, *value[3:]) if value[0] in ("name", "index") else value
         if kind == "local":
@@ -218,6 +255,12 @@ class _Expressions:
         for index in indices:
             if isinstance(index, ast.Slice):
                 raise scope.error(GTScriptSyntaxError, _EXPRESSION_HINTS[ast.Slice], index)
+        if any(
+            isinstance(sub, ast.Name) and self.axis_of_name(scope, sub.id) is not None
+            for index in indices
+            for sub in ast.walk(index)
+        ):
+            return self.axis_offsets(scope, node, indices, axes)
         if len(indices) not in (3, len(axes)):
             raise scope.error(
                 GTScriptSyntaxError,
@@ -239,6 +282,50 @@ class _Expressions:
         else:
             dk = self.expr(scope, k_node, pre)  # a variable K offset
         return (di, dj, dk)
+
+    def axis_offsets(
+        self, scope: _Scope, node: ast.Subscript, indices: list[ast.expr], axes: str
+    ) -> tuple:
+        """GT4Py's axis shorthand: ``f[I - 1, J]``, ``f[K + 1]``, ``f[J - 2]``: each index
+        names an axis of the field, shifted by a constant; axes not named are not shifted."""
+        names = {sub.id for index in indices for sub in ast.walk(index) if isinstance(sub, ast.Name)}
+        shifted = {}
+        for name in names:
+            axis = self.axis_of_name(scope, name)
+            if axis is not None:
+                shifted[name] = _ShiftedAxis(axis, 0)
+        shifts: dict[str, int] = {}
+        for index in indices:
+            value = self.compile_time_value(
+                scope, index, "an axis offset such as I - 1", override=shifted
+            )
+            if isinstance(value, lang.Axis):
+                value = _ShiftedAxis(value.name, 0)
+            if not isinstance(value, _ShiftedAxis):
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{ast.unparse(index)}`: with the axis shorthand every index names an axis "
+                    f"(e.g. f[I - 1, J + 1]), not a bare offset; write f[-1, 1, 0] otherwise",
+                    index,
+                )
+            if value.axis not in axes:
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{ast.unparse(index)}`: the field has axes {axes}, not {value.axis}",
+                    index,
+                )
+            if value.axis in shifts:
+                raise scope.error(
+                    GTScriptSyntaxError, f"axis {value.axis} is given twice in the index", index
+                )
+            if shifts and "IJK".index(value.axis) < "IJK".index(list(shifts)[-1]):
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"axis {value.axis} is given out of order: index axes in the order I, J, K",
+                    index,
+                )
+            shifts[value.axis] = value.shift
+        return (shifts.get("I", 0), shifts.get("J", 0), shifts.get("K", 0))
 
     def compose(self, scope: _Scope, node: ast.AST, binding: tuple, offsets: tuple) -> tuple:
         """Index a gtscript function's parameter: offsets add to those of the argument."""

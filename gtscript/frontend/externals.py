@@ -44,11 +44,19 @@ def _scan_body(source: _Source, body: list[ast.stmt]) -> tuple[list[_ExternalImp
     return imports, assigned
 
 
+def _pseudo_module(node: ast.ImportFrom, name: str) -> bool:
+    """Whether ``node`` imports from the pseudo-module ``name`` (``__externals__`` or
+    ``__gtscript__``), spelled alone or through a package or an alias of the gtscript module:
+    ``gt4py.cartesian.__externals__``, ``gtscript.__externals__``, ``gs.__externals__``.
+    The definition is never executed, so only the last component of the path matters."""
+    return node.level == 0 and node.module is not None and node.module.split(".")[-1] == name
+
+
 def _external_imports(source: _Source, node: ast.ImportFrom) -> list[_ExternalImport]:
     """The externals imported by ``node``; ``from __gtscript__ import ...`` imports none."""
-    if node.level == 0 and node.module == _GTSCRIPT_MODULE:
+    if _pseudo_module(node, _GTSCRIPT_MODULE):
         return []
-    if node.level != 0 or node.module != _EXTERNALS_MODULE:
+    if not _pseudo_module(node, _EXTERNALS_MODULE):
         raise source.error(
             GTScriptSyntaxError,
             f"imports are not allowed in GTScript, except `from {_EXTERNALS_MODULE} import NAME`",

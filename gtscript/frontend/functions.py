@@ -85,6 +85,28 @@ def _function_parts(source: _Source) -> tuple[list[ast.stmt], list[ast.expr]]:
     return body[:-1], list(returns)
 
 
+class _Pending:
+    """The record of a ``lazy_function``: its source is read when a stencil first uses it."""
+
+    __slots__ = ()
+
+
+def lazy_function(func: Callable) -> Callable:
+    """GT4Py's ``lazy_function``: mark ``func`` as a gtscript function whose source is read
+    and checked when a stencil first inlines it, not now."""
+    setattr(func, GTSCRIPT_FUNCTION_ATTR, _Pending())
+    return func
+
+
+def function_info(func: Callable) -> GTScriptFunction:
+    """The record of gtscript function ``func`` (made now for a lazy function)."""
+    info = getattr(func, GTSCRIPT_FUNCTION_ATTR)
+    if isinstance(info, _Pending):
+        function(func)
+        info = getattr(func, GTSCRIPT_FUNCTION_ATTR)
+    return info
+
+
 def is_gtscript_function(obj: Any) -> bool:
-    """Whether ``obj`` was decorated with ``@gtscript.function``."""
-    return isinstance(getattr(obj, GTSCRIPT_FUNCTION_ATTR, None), GTScriptFunction)
+    """Whether ``obj`` was decorated with ``@gtscript.function`` (or ``lazy_function``)."""
+    return isinstance(getattr(obj, GTSCRIPT_FUNCTION_ATTR, None), (GTScriptFunction, _Pending))

@@ -7,6 +7,7 @@ import builtins
 import itertools
 from typing import Any
 
+from .. import lang
 from ..errors import (
     GTScriptDefinitionError,
     GTScriptSemanticError,
@@ -104,21 +105,42 @@ class _Names:
             if not isinstance(sub, _COMPILE_TIME_NODES):
                 return False
             if isinstance(sub, ast.Name):
-                if self.resolve_name(scope, sub.id)[0] not in ("external", "global"):
-                    return False
+                kind, value = self.resolve_name(scope, sub.id)
+                if kind not in ("external", "global") or isinstance(value, lang.Axis):
+                    return False  # an axis as a value is the point's index (`K == 2`)
         return True
 
+    def axis_of_name(self, scope: _Scope, name: str) -> str | None:
+        """``"I"`` / ``"J"`` / ``"K"`` when ``name`` means an axis of the grid here: GT4Py's
+        axis object (imported, or an external holding it), or the bare name when nothing
+        defines it (``from __gtscript__ import K``)."""
+        kind, value = self.resolve_name(scope, name)
+        if kind in ("external", "global") and isinstance(value, lang.Axis):
+            return value.name
+        if kind == "missing" and name in ("I", "J", "K"):
+            return name
+        return None
+
     def compile_time_value(
-        self, scope: _Scope, node: ast.expr, what: str, fallback: dict | None = None
+        self,
+        scope: _Scope,
+        node: ast.expr,
+        what: str,
+        fallback: dict | None = None,
+        override: dict | None = None,
     ) -> Any:
         """Evaluate ``node`` now, in an environment of externals, global constants and Python's
         builtins.  Names missing from the definition's namespace are looked up in
-        ``fallback``.  Referencing a field, parameter or temporary is an error."""
+        ``fallback``; names in ``override`` mean what it says whatever the namespace holds.
+        Referencing a field, parameter or temporary is an error."""
         env: dict[str, Any] = {_INLINED: lambda value: value}  # inside, it is the identity
         for sub in ast.walk(node):
             if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
                 raise scope.error(GTScriptSyntaxError, f"{what}: not a constant expression", sub)
             if not isinstance(sub, ast.Name) or sub.id == _INLINED:
+                continue
+            if override is not None and sub.id in override:
+                env[sub.id] = override[sub.id]
                 continue
             kind, value = self.resolve_name(scope, sub.id)
             if kind in ("binding", "local", "runtime"):

@@ -203,7 +203,12 @@ class _Statements:
                 else "only `with horizontal(region[...]):` is allowed inside a computation"
             )
             raise scope.error(GTScriptSyntaxError, hint, node)
-        call = calls[0]
+        self.horizontal_region(scope, calls[0], node, out)
+
+    def horizontal_region(
+        self, scope: _Scope, call: ast.Call, node: ast.With, out: list[tuple]
+    ) -> None:
+        """``horizontal(region[...], ...)`` over the body of ``node``: a region statement."""
         if not call.args or call.keywords:
             raise scope.error(GTScriptSyntaxError, "horizontal takes region[...] arguments", call)
         boxes = [self.region_box(scope, arg) for arg in call.args]

@@ -77,11 +77,20 @@ class _Structure:
         elif names == ["computation"]:
             comp_call = calls[0]
             intervals = self._nested_intervals(scope, node.body)
+        elif len(names) == 3 and set(names) == {"computation", "interval", "horizontal"}:
+            # GT4Py's one-line `with computation(P), interval(...), horizontal(region[...]):`
+            comp_call = calls[names.index("computation")]
+            interval_call = calls[names.index("interval")]
+            start, end = self.interval_bounds(scope, interval_call)
+            region: list[tuple] = []
+            self.horizontal_region(scope, calls[names.index("horizontal")], node, region)
+            intervals = [("interval", *scope.position(interval_call), start, end, region)]
         else:
             raise scope.error(
                 GTScriptSyntaxError,
-                "expected `with computation(PARALLEL|FORWARD|BACKWARD), interval(...):` or "
-                "`with computation(...):` holding `with interval(...):` blocks",
+                "expected `with computation(PARALLEL|FORWARD|BACKWARD), interval(...):` (with "
+                "an optional `, horizontal(region[...])`) or `with computation(...):` holding "
+                "`with interval(...):` blocks",
                 node,
             )
         policy = self.policy(scope, comp_call)
@@ -209,11 +218,16 @@ class _Structure:
         return point, (point[0], point[1] + 1)
 
     def axis_bound(self, scope: _Scope, node: ast.expr, axis: str) -> tuple | None:
-        """``I[0]`` -> (0, 0), ``I[-1]`` -> (1, -1), ``I[0] - 1`` -> (0, -1), None -> None."""
+        """``I[0]`` -> (0, 0), ``I[-1]`` -> (1, -1), ``I[0] - 1`` -> (0, -1), None -> None;
+        an int counts from the domain's start, a negative one from its end, as in GT4Py
+        (``region[3:-3, :]``: ``3`` is ``I[0] + 3``, ``-3`` is ``I[-1] - 2``)."""
         axes = {"I": lang.I, "J": lang.J, "K": lang.K}
         value = self.compile_time_value(scope, node, "a region bound", fallback=axes)
         if value is None:
             return None
+        offset = _int_value(value)
+        if offset is not None:
+            return (0, offset) if offset >= 0 else (1, offset)
         if not isinstance(value, lang.AxisIndex) or value.axis != axis:
             raise scope.error(
                 GTScriptSyntaxError,

@@ -4,6 +4,7 @@ Python constructs outside GTScript, and small helpers on AST nodes and constant 
 from __future__ import annotations
 
 import ast
+import enum
 import types
 from typing import Any
 
@@ -42,8 +43,8 @@ _CASTS = {
 # Other spellings of the math builtins in NumPy and math (np.absolute, math.asin, ...).
 _BUILTIN_ALIASES = {
     "absolute": "abs", "fabs": "abs", "minimum": "min", "fmin": "min", "maximum": "max",
-    "fmax": "max", "power": "pow", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-    "atan2": "arctan2",
+    "fmax": "max", "power": "pow", "atan2": "arctan2", "rint": "round",
+    **lang.BUILTIN_SPELLINGS,
 }  # fmt: skip
 
 # Modules whose attributes name math builtins and casts (np.sqrt, math.exp, gtscript.sqrt).
@@ -136,6 +137,8 @@ def _is_builtin_module(obj: Any) -> bool:
 
 def _number(value: Any) -> bool | int | float | None:
     """``value`` as a Python bool / int / float when it is a (NumPy) number, else None."""
+    if isinstance(value, enum.Enum) and hasattr(type(value), lang.ENUM_ATTR):
+        value = value.value  # a member of a @gtscript.enum class: its int
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

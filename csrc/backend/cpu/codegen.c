@@ -306,6 +306,16 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_SINH: return libm(g, "sinh", t, a, 1);
     case FN_COSH: return libm(g, "cosh", t, a, 1);
     case FN_TANH: return libm(g, "tanh", t, a, 1);
+    case FN_ARCSINH: return libm(g, "asinh", t, a, 1);
+    case FN_ARCCOSH: return libm(g, "acosh", t, a, 1);
+    case FN_ARCTANH: return libm(g, "atanh", t, a, 1);
+    case FN_GAMMA: return libm(g, "tgamma", t, a, 1);
+    case FN_ERF: return libm(g, "erf", t, a, 1);
+    case FN_ERFC: return libm(g, "erfc", t, a, 1);
+    case FN_CBRT: return libm(g, "cbrt", t, a, 1);
+    /* np.round: halves to even, which rint does in the default rounding mode */
+    case FN_ROUND: return fl ? intrinsic(g, "llvm.rint", t, a, 1) : a[0];
+    case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];
     case FN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, a[0], a[0], "");
     case FN_ISINF:
     case FN_ISFINITE: {
@@ -356,6 +366,7 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     }
     case E_CALL: return emit_call(g, e);
     case E_CAST: return emit_cast(g, cg_emit_expr(g, e->cast), e->cast->type, e->type);
+    case E_KINDEX: return g->k; /* the level, counted from the domain's first (as GT4Py) */
     }
     return LLVMGetUndef(cg_type(g, e->type));
 }

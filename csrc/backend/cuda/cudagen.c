@@ -293,7 +293,9 @@ static const char *read_access(void *ctx, const Expr *e) {
     return name;
 }
 
-static ExprWriter writer(W *w) { return (ExprWriter){w, read_access, scalar_name}; }
+static const char *level_name(void *ctx) { return ((W *)ctx)->k; }
+
+static ExprWriter writer(W *w) { return (ExprWriter){w, read_access, scalar_name, level_name}; }
 
 /* Writes the C text of e into a fresh buffer (loads are issued as FETCH lines). */
 static char *expr_text(W *w, const Expr *e) {

@@ -142,6 +142,15 @@ static const char *libm_name(Builtin f) {
     case FN_SINH: return "sinh";
     case FN_COSH: return "cosh";
     case FN_TANH: return "tanh";
+    case FN_ARCSINH: return "asinh";
+    case FN_ARCCOSH: return "acosh";
+    case FN_ARCTANH: return "atanh";
+    case FN_GAMMA: return "tgamma";
+    case FN_ERF: return "erf";
+    case FN_ERFC: return "erfc";
+    case FN_CBRT: return "cbrt";
+    case FN_ROUND: return "rint"; /* np.round: halves to even (the default rounding mode) */
+    case FN_ROUND_AWAY: return "round";
     case FN_POW: return "pow";
     default: return NULL;
     }
@@ -178,6 +187,8 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
     case FN_FLOOR:
     case FN_CEIL:
     case FN_TRUNC:
+    case FN_ROUND:
+    case FN_ROUND_AWAY:
         if (!fl) { /* NumPy 2 keeps integers integers */
             emit(x, sb, a);
             return;
@@ -237,6 +248,7 @@ static void emit(ExprWriter *x, StrBuf *sb, const Expr *e) {
         return;
     case E_CALL: builtin(x, sb, e); return;
     case E_CAST: cast(x, sb, e->cast, e->type); return;
+    case E_KINDEX: sb_printf(sb, "((long long)%s)", x->level(x->ctx)); return;
     }
 }
 

@@ -9,6 +9,7 @@ typedef struct ExprWriter {
     void *ctx;
     const char *(*read)(void *ctx, const Expr *access); /* a loaded value or a register */
     const char *(*scalar)(void *ctx, const Symbol *s);
+    const char *(*level)(void *ctx); /* the current K level, from the domain's first */
 } ExprWriter;
 
 void cuda_expr(ExprWriter *x, StrBuf *sb, const Expr *e);
