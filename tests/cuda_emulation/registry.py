@@ -24,11 +24,14 @@ import gtscript
 
 MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields",
            "test_language_operators", "test_language_regions", "test_language_vertical",
-           "test_parallel_model")
+           "test_parallel_model", "test_gt4py_compat")
 
 
 def _externals(module, name):
-    """Externals the suite passes for definitions that need them."""
+    """Externals the suite passes for definitions that need them (a module may list them in
+    an ``EXTERNALS`` dict, by definition or factory name)."""
+    if name in getattr(module, "EXTERNALS", {}):
+        return dict(module.EXTERNALS[name])
     if name == "externals_defn":
         return {"FACTOR": 2.0, "SHIFT": True}
     if name == "externals_in_function_defn":
