@@ -645,3 +645,17 @@ def test_k_is_printed_and_in_the_cache_key():
     assert a.build_info["cache_key"] != b.build_info["cache_key"]
     assert ("cast", "float64", ("kindex", "int64")) in [s[-1] for c in a.ir_tree()["computations"]
                                                        for _, _, body in c[1] for s in body]
+
+
+def test_qualified_k_is_the_level_too(rng):
+    def qualified(a: Field[np.float64], out: Field[np.float64]):
+        with computation(PARALLEL), interval(...):
+            if gtscript.K == 1:
+                out = a
+            else:
+                out = -a
+
+    a, out = rand(rng), np.zeros(SHAPE)
+    expected = -a
+    expected[:, :, 1] = a[:, :, 1]
+    check_construct(qualified, {"a": a, "out": out}, {"out": expected}, ["out"])

@@ -78,20 +78,28 @@ class _Expressions:
     def expr_Constant(self, scope: _Scope, node: ast.Constant, pre: list[tuple]) -> tuple:
         return self.constant(scope, node, node.value, f"the literal {node.value!r}")
 
-    def expr_Name(self, scope: _Scope, node: ast.Name, pre: list[tuple]) -> tuple:
-        kind, value = self.resolve_name(scope, node.id)
-        pos = scope.position(node)
-        axis = self.axis_of_name(scope, node.id)
-        if axis == "K":  # GT4Py's `K` as a value: the index of the point's K level
-            return ("kindex", *pos)
+    def axis_value(self, scope: _Scope, node: ast.expr) -> tuple | None:
+        """GT4Py's ``K`` as a value, the index of the point's K level: a ``kindex`` node; None
+        when ``node`` names no axis. ``I`` and ``J`` as values are errors, as in GT4Py."""
+        axis = self.axis_of_node(scope, node)
+        if axis == "K":
+            return ("kindex", *scope.position(node))
         if axis is not None:
             raise scope.error(
                 GTScriptSyntaxError,
-                f"parallel axis {axis} can't be queried, only K (as in GT4Py): `{node.id}` as a "
-                f"value is the K level's index only; I and J positions are not part of the "
-                f"language (use a field holding them, or horizontal regions)",
+                f"parallel axis {axis} can't be queried, only K (as in GT4Py): "
+                f"`{ast.unparse(node)}` as a value is not part of the language; only K's level "
+                f"index is (use a field holding I or J positions, or horizontal regions)",
                 node,
             )
+        return None
+
+    def expr_Name(self, scope: _Scope, node: ast.Name, pre: list[tuple]) -> tuple:
+        kind, value = self.resolve_name(scope, node.id)
+        pos = scope.position(node)
+        axis = self.axis_value(scope, node)
+        if axis is not None:
+            return axis
         if kind == "binding":
             return (value[0], *pos, *value[3:]) if value[0] in ("name", "index") else value
         if kind == "local":
@@ -112,6 +120,9 @@ class _Expressions:
 
     def expr_Attribute(self, scope: _Scope, node: ast.Attribute, pre: list[tuple]) -> tuple:
         """``ns.NAME`` on an external (or global) namespace object -> a constant."""
+        axis = self.axis_value(scope, node)
+        if axis is not None:  # gtscript.K
+            return axis
         value = self.dotted_value(scope, node)
         return self.constant(scope, node, value, f"`{ast.unparse(node)}`")
 
@@ -259,7 +270,7 @@ class _Expressions:
             isinstance(sub, ast.Name) and self.axis_of_name(scope, sub.id) is not None
             for index in indices
             for sub in ast.walk(index)
-        ):
+        ):  # (qualified axes, gtscript.I - 1, are not GT4Py's shorthand either)
             return self.axis_offsets(scope, node, indices, axes)
         if len(indices) not in (3, len(axes)):
             raise scope.error(

@@ -18,6 +18,7 @@ from .scope import _Scope
 from .source import _Source
 from .syntax import (
     _COMPILE_TIME_NODES,
+    _dotted_parts,
     _EXTERNALS_MODULE,
     _INLINED,
     _int_value,
@@ -108,7 +109,21 @@ class _Names:
                 kind, value = self.resolve_name(scope, sub.id)
                 if kind not in ("external", "global") or isinstance(value, lang.Axis):
                     return False  # an axis as a value is the point's index (`K == 2`)
+            elif isinstance(sub, ast.Attribute) and self.axis_of_node(scope, sub) is not None:
+                return False  # `gtscript.K == 2`
         return True
+
+    def axis_of_node(self, scope: _Scope, node: ast.expr) -> str | None:
+        """The axis a name or a dotted name (``gtscript.K``) means here, else None."""
+        if isinstance(node, ast.Name):
+            return self.axis_of_name(scope, node.id)
+        parts = _dotted_parts(node)
+        if parts is None or self.resolve_name(scope, parts[0])[0] not in ("external", "global"):
+            return None
+        value = self.resolve_name(scope, parts[0])[1]
+        for attr in parts[1:]:
+            value = getattr(value, attr, None)
+        return value.name if isinstance(value, lang.Axis) else None
 
     def axis_of_name(self, scope: _Scope, name: str) -> str | None:
         """``"I"`` / ``"J"`` / ``"K"`` when ``name`` means an axis of the grid here: GT4Py's

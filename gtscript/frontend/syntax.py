@@ -48,7 +48,7 @@ _BUILTIN_ALIASES = {
 }  # fmt: skip
 
 # Modules whose attributes name math builtins and casts (np.sqrt, math.exp, gtscript.sqrt).
-_BUILTIN_MODULES = ("numpy", "math", "gtscript")
+_BUILTIN_MODULES = ("numpy", "math", "gtscript", "gt4py")
 
 # AST nodes a compile-time expression may contain (beyond names, checked separately).
 _COMPILE_TIME_NODES = (
