@@ -5,9 +5,11 @@ as data dimensions and GT4Py's math builtins. Every construct runs on the cpu an
 backends against hand-written NumPy (tests/cuda_emulation/registry.py runs the module-level
 definitions through the cuda backend too), and a few against GT4Py itself."""
 
+import atexit
 import enum
 import math
 import os
+import shutil
 import tempfile
 import warnings
 
@@ -140,13 +142,22 @@ GT4PY_12_NAMES = ("IK", "JK", "Sequence", "lazy_stencil", "lazy_function", "mod"
                   "__gtscript__", "AxisIndex", "AxisInterval", "enum")
 
 
+_GT4PY_CACHE = []
+
+
 def gt4py_gtscript():
-    """GT4Py's gtscript module (its cache in a temporary directory; its dependencies' import
-    warnings silenced)."""
-    os.environ.setdefault("GT_CACHE_ROOT", tempfile.mkdtemp(prefix="gt4py-cache-"))
+    """GT4Py's gtscript module, its dependencies' import warnings silenced, writing its cache
+    into a temporary directory removed at exit (never into the working directory, whoever
+    imported GT4Py first)."""
+    if not _GT4PY_CACHE:
+        _GT4PY_CACHE.append(tempfile.mkdtemp(prefix="gt4py-cache-"))
+        atexit.register(shutil.rmtree, _GT4PY_CACHE[0], ignore_errors=True)
+        os.environ.setdefault("GT_CACHE_ROOT", _GT4PY_CACHE[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        from gt4py.cartesian import config
         from gt4py.cartesian import gtscript as module
+    config.cache_settings["root_path"] = _GT4PY_CACHE[0]
     return module
 
 
