@@ -175,6 +175,7 @@ IK = (I, K)
 JK = (J, K)
 IJK = (I, J, K)
 
+
 @dataclass(frozen=True)
 class AxisInterval:
     """GT4Py's ``AxisInterval``: the points ``start`` to ``end`` (excluded) of an axis."""

@@ -47,6 +47,7 @@ _CMPS = {
     "!=": np.not_equal,
 }
 
+
 def _elementwise(fn, on_error):
     """A float ufunc-like of a scalar math function; ``on_error(x)`` answers where ``fn``
     raises (poles and overflow, where C's libm returns inf or nan)."""

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gtscript
-import gtscript as gs  # an alias of the module: `from gs.__externals__ import X` works too
+import gtscript as gs  # noqa: F401  (an alias: `from gs.__externals__ import X` works too)
 from gtscript import (
     BACKWARD,
     FORWARD,

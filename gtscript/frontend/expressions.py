@@ -299,12 +299,11 @@ class _Expressions:
     ) -> tuple:
         """GT4Py's axis shorthand: ``f[I - 1, J]``, ``f[K + 1]``, ``f[J - 2]``: each index
         names an axis of the field, shifted by a constant; axes not named are not shifted."""
-        names = {sub.id for index in indices for sub in ast.walk(index) if isinstance(sub, ast.Name)}
-        shifted = {}
-        for name in names:
-            axis = self.axis_of_name(scope, name)
+        shifted = {}  # the names of axes, as axes that arithmetic shifts
+        for sub in (sub for index in indices for sub in ast.walk(index)):
+            axis = self.axis_of_name(scope, sub.id) if isinstance(sub, ast.Name) else None
             if axis is not None:
-                shifted[name] = _ShiftedAxis(axis, 0)
+                shifted[sub.id] = _ShiftedAxis(axis, 0)
         shifts: dict[str, int] = {}
         for index in indices:
             value = self.compile_time_value(
