@@ -9,11 +9,15 @@ the C core, and adds the notebook-facing presentation.
 from __future__ import annotations
 
 import html
+import numbers
 import threading
 import time
 import warnings
 
+import numpy as np
+
 from . import _core, frontend, numpy_backend
+from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 
 BACKENDS = ("cpu", "numpy", "cuda")
 
@@ -30,12 +34,64 @@ _memory_lock = threading.Lock()
 
 class Stencil(_core.Module):
     """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
-    ``field_info`` and ``halo``."""
+    ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
+    ``constants``, ``backend`` and ``definition_func``."""
+
+    @property
+    def field_info(self) -> dict[str, FieldInfo]:
+        """Per field argument, in parameter order: a :class:`~gtscript.info.FieldInfo`."""
+        raw = _core.Module.field_info.__get__(self)
+        return {name: FieldInfo(info) for name, info in raw.items()}
+
+    @property
+    def parameter_info(self) -> dict[str, ParameterInfo]:
+        """Per scalar argument, in parameter order: whether the stencil reads it, its dtype."""
+        read = self._scalars_read
+        return {p[1]: ParameterInfo(AccessKind.READ if p[1] in read else AccessKind.NONE,
+                                    np.dtype(p[2]))
+                for p in self._params if p[0] == "scalar"}
+
+    @property
+    def domain_info(self) -> DomainInfo:
+        return DomainInfo(parallel_axes=("I", "J"), sequential_axis="K",
+                          min_sequential_axis_size=self.min_k_levels, ndim=3)
+
+    @property
+    def constants(self) -> dict:
+        """The numeric externals the stencil was built with (GT4Py's ``constants``)."""
+        return {name: value for name, value in self.externals.items()
+                if isinstance(value, numbers.Number)}
+
+    @property
+    def backend(self) -> str:
+        return self.build_info["backend"]
+
+    @property
+    def definition_func(self):
+        """The Python function the stencil was built from."""
+        return self.definition
+
+    @property
+    def _params(self) -> list:
+        params = self.__dict__.get("_params_cache")
+        if params is None:
+            params = self.__dict__["_params_cache"] = self.ir_tree()["params"]
+        return params
+
+    @property
+    def _scalars_read(self) -> frozenset:
+        """The scalar parameters the analysed IR still reads (the build may fold some away)."""
+        read = self.__dict__.get("_scalars_read_cache")
+        if read is None:
+            names: set = set()
+            _collect_scalars(self.ir_tree()["computations"], names)
+            read = self.__dict__["_scalars_read_cache"] = frozenset(names)
+        return read
 
     @property
     def signature(self) -> str:
         parts = []
-        for p in self.ir_tree()["params"]:
+        for p in self._params:
             if p[0] == "field":
                 dims = f", {p[4]}" if p[4] else ""
                 axes = "" if p[3] == "IJK" else f"{p[3]}, "
@@ -92,6 +148,18 @@ class NumpyStencil(Stencil):
         if tree is None:
             tree = self.__dict__["_tree_cache"] = self.ir_tree()
         return tree
+
+
+def _collect_scalars(node, names: set) -> None:
+    """Add the scalar parameters that analysed-IR ``node`` reads to ``names``."""
+    if isinstance(node, tuple) and len(node) == 3 and node[0] == "scalar":
+        names.add(node[2])
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            _collect_scalars(item, names)
+    elif isinstance(node, dict):
+        for item in node.values():
+            _collect_scalars(item, names)
 
 
 def _check_options(options: dict) -> dict:
