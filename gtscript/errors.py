@@ -18,8 +18,14 @@ __all__ = [
     "GTScriptSyntaxError",
     "GTScriptSemanticError",
     "GTScriptDefinitionError",
+    "GT4PyCompatibilityWarning",
     "syntax_error",
 ]
+
+
+class GT4PyCompatibilityWarning(UserWarning):
+    """A GT4Py option or backend name that gtscript accepts but treats differently (said once
+    per name and process)."""
 
 
 class GTScriptSyntaxError(SyntaxError):

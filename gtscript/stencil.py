@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import html
 import numbers
+import os
+import sys
 import threading
 import time
 import warnings
 
 import numpy as np
 
-from . import _core, frontend, numpy_backend
+from . import _core, frontend, lang, numpy_backend
+from .errors import GT4PyCompatibilityWarning, GTScriptDefinitionError
 from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 
 BACKENDS = ("cpu", "numpy", "cuda")
 
 #: Options that change the generated code (part of the cache key).
-_CODE_OPTIONS = {"literal_float_precision", "llvm_passes", "gpu_arch", "block_size",
-                 "inline_temporaries"}
+_CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
+                 "block_size", "inline_temporaries"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
 _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
-                          "cache_settings", "dtypes", "raise_if_not_cached", "debug_mode"}
+                          "cache_settings", "raise_if_not_cached", "debug_mode", "impl_opts",
+                          "add_profile_info", "clean", "opt_level", "extra_opt_flags",
+                          "device_sync", "ignore_np_errstate", "module"}
+#: Options handled here, outside the cache key's code options.
+_OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info"}
 
 _memory_cache: dict = {}
 _memory_lock = threading.Lock()
@@ -162,15 +169,86 @@ def _collect_scalars(node, names: set) -> None:
             _collect_scalars(item, names)
 
 
-def _check_options(options: dict) -> dict:
-    code_options = {}
+def _check_options(options: dict) -> tuple[dict, dict | None, dict]:
+    """Split the keyword options into the code options (cache key), the ``build_info`` dict
+    to fill (or None) and the ``dtypes`` placeholders; warn once about GT4Py's options that
+    change nothing here."""
+    code_options, build_info, dtypes = {}, None, {}
     for key, value in options.items():
         if key in _CODE_OPTIONS:
             code_options[key] = value
-        elif key not in _IGNORED_GT4PY_OPTIONS:
+        elif key == "build_info":
+            if value is not None and not isinstance(value, dict):
+                raise TypeError(f"build_info must be a dict for the build to fill, got "
+                                f"{type(value).__name__}")
+            build_info = value
+        elif key == "dtypes":
+            dtypes = _check_dtypes(value)
+        elif key in _IGNORED_GT4PY_OPTIONS:
+            _warn_once(("option", key), f"gtscript ignores GT4Py's stencil option {key!r}: it "
+                       f"changes nothing in what gtscript builds")
+        else:
             raise TypeError(f"unknown stencil option {key!r} (known: "
-                            f"{', '.join(sorted(_CODE_OPTIONS | {'rebuild', 'name'}))})")
-    return code_options
+                            f"{', '.join(sorted(_CODE_OPTIONS | _OTHER_OPTIONS))})")
+    return code_options, build_info, dtypes
+
+
+def _check_dtypes(dtypes) -> dict:
+    """``dtypes={"T": np.float32, ...}``: placeholder name -> dtype name."""
+    if dtypes is None:
+        return {}
+    if not isinstance(dtypes, dict):
+        raise TypeError(f"dtypes must be a dict from placeholder names to dtypes, got "
+                        f"{type(dtypes).__name__}")
+    resolved = {}
+    for name, dtype in dtypes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"dtypes: the placeholder {name!r} must be a string")
+        try:
+            resolved[name] = lang.resolve_dtype(dtype)
+        except GTScriptDefinitionError as exc:
+            raise TypeError(f"dtypes[{name!r}]: {exc.msg}") from None
+    return resolved
+
+
+#: GT4Py's backend names and the gtscript backend nearest to each.
+GT4PY_BACKENDS = {
+    "gt:cpu_ifirst": "cpu",
+    "gt:cpu_kfirst": "cpu",
+    "dace:cpu": "cpu",
+    "dace:cpu_kfirst": "cpu",
+    "gt:gpu": "cuda",
+    "dace:gpu": "cuda",
+    "debug": "numpy",
+}
+
+_warned: set = set()
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _warn_once(key, message: str) -> None:
+    """Warn once per process and ``key``, at the first frame outside gtscript (the user's
+    decorator line)."""
+    with _memory_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, GT4PyCompatibilityWarning, stacklevel=level)
+
+
+def _resolve_backend(backend) -> str:
+    if backend in BACKENDS:
+        return backend
+    if backend in GT4PY_BACKENDS:
+        nearest = GT4PY_BACKENDS[backend]
+        _warn_once(("backend", backend), f"GT4Py's backend {backend!r} builds with gtscript's "
+                   f"{nearest!r} backend")
+        return nearest
+    raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)}; "
+                     f"GT4Py's {', '.join(GT4PY_BACKENDS)} map to the nearest of them)")
 
 
 def _reissue(build_warnings):
@@ -178,24 +256,58 @@ def _reissue(build_warnings):
         warnings.warn_explicit(message, category, filename, lineno)
 
 
+def _fill_build_info(build_info, module, parse_time: float, start: float, source: str) -> None:
+    """GT4Py's ``build_info=`` dict: the times of this build's stages, in seconds."""
+    if build_info is None:
+        return
+    core = module.build_info
+    build_info.update(
+        parse_time=parse_time,  # the frontend: definition -> definition tree
+        # the C core: analysis, code generation and compilation (or the disk cache's load)
+        codegen_time=core["build_time"] if source != "pre-key" else 0.0,
+        build_time=time.perf_counter() - start,  # everything, this call
+        # "pre-key": the decorator found the very stencil object (docs/caching.md)
+        module_source=source if source == "pre-key" else core["module_source"],
+        backend=core["backend"],
+        cache_key=core["cache_key"],
+    )
+
+
 def _build(definition, backend, externals, rebuild, name, options):
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    start = time.perf_counter()
+    backend = _resolve_backend(backend)
     if not callable(definition):
         raise TypeError("a stencil definition must be a Python function")
     externals = dict(externals or {})
-    code_options = _check_options(options)
+    code_options, build_info, dtypes = _check_options(options)
     key = (frontend.definition_fingerprint(definition, externals), backend, name,
-           tuple(sorted((k, repr(v)) for k, v in code_options.items())))
+           tuple(sorted((k, repr(v)) for k, v in code_options.items())),
+           tuple(sorted(dtypes.items())))
     if not rebuild:
         with _memory_lock:
             cached = _memory_cache.get(key)
         if cached is not None:
             _reissue(cached.build_warnings)
+            _fill_build_info(build_info, cached, 0.0, start, "pre-key")
             return cached
-    tree = frontend.parse_definition(definition, externals)
+    tree = frontend.parse_definition(definition, externals, dtypes)
     if name:
         tree["name"] = name
+    parse_time = time.perf_counter() - start
+    module = _module_from_tree(tree, backend, code_options, rebuild)
+    module.definition = definition
+    module.externals = externals
+    module.dtypes = dtypes
+    module.__doc__ = definition.__doc__
+    module.__wrapped__ = definition
+    with _memory_lock:
+        _memory_cache[key] = module
+    _fill_build_info(build_info, module, parse_time, start, "build")
+    return module
+
+
+def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: bool = False):
+    """The C core's module of a definition tree (its build warnings said and kept)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
     with warnings.catch_warnings(record=True) as caught:
@@ -205,13 +317,8 @@ def _build(definition, backend, externals, rebuild, name, options):
     # re-decoration served from the cache says them again.
     module.build_warnings = [(w.message, w.category, w.filename, w.lineno) for w in caught]
     _reissue(module.build_warnings)
-    module.definition = definition
-    module.externals = externals
     module.options = code_options
-    module.__doc__ = definition.__doc__
-    module.__wrapped__ = definition
-    with _memory_lock:
-        _memory_cache[key] = module
+    module._definition_tree = tree
     return module
 
 
@@ -239,4 +346,4 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
     return decorator
 
 
-__all__ = ["stencil", "Stencil", "BACKENDS"]
+__all__ = ["stencil", "Stencil", "BACKENDS", "GT4PY_BACKENDS"]

@@ -5,6 +5,7 @@ import importlib.util
 import os
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -157,3 +158,163 @@ def test_attributes_on_every_backend():
         assert st.field_info["a"].boundary == ((0, 1), (0, 0), (0, 0))
         assert st.parameter_info["s"].access is AccessKind.NONE
         assert st.definition_func is copy
+
+
+# ---- build options ---------------------------------------------------------------------------
+
+from cuda_emulation.runner import compiler, emulate  # noqa: E402
+from gtscript.errors import GT4PyCompatibilityWarning  # noqa: E402
+from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval  # noqa: E402
+
+ALL_BACKENDS = ("cpu", "numpy", "cuda")
+
+
+def _build_and_call(backend, definition, arrays, **options):
+    st = gtscript.stencil(backend, definition, **options)
+    if backend == "cuda":
+        if compiler() is None:
+            pytest.skip("no host C compiler for the cuda emulation")
+        emulate(st)
+    st(**arrays)
+    return st
+
+
+def placeholders(a: Field["T"], acc: Field[IJ, "T"], out: Field["U"], *, s: "T"):
+    with computation(PARALLEL), interval(...):
+        tmp: "U" = a * s + 1.5
+        out = tmp
+    with computation(FORWARD), interval(...):
+        acc = acc + a
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+@pytest.mark.parametrize("t, u", [(np.float32, np.int32), (np.float64, np.int64),
+                                  (np.float64, np.float32)])
+def test_dtype_placeholders(backend, t, u, rng):
+    a = rng.uniform(-4, 4, (5, 4, 3)).astype(t)
+    acc, out = np.zeros((5, 4), t), np.zeros((5, 4, 3), u)
+    st = _build_and_call(backend, placeholders, dict(a=a, acc=acc, out=out, s=t(2.5)),
+                         dtypes={"T": t, "U": u})
+    assert st.field_info["a"].dtype == t and st.field_info["acc"].dtype == t
+    assert st.field_info["out"].dtype == u and st.parameter_info["s"].dtype == t
+    # hand-written NumPy: the temporary has dtype U, so the sum is truncated for integers
+    np.testing.assert_array_equal(out, (a * t(2.5) + t(1.5)).astype(u))
+    np.testing.assert_allclose(acc, a.sum(axis=2, dtype=t), rtol=1e-6)
+    ref_out, ref_acc = np.zeros_like(out), np.zeros_like(acc)
+    gtscript.stencil("numpy", placeholders, dtypes={"T": t, "U": u})(a, ref_acc, ref_out, s=t(2.5))
+    np.testing.assert_array_equal(out, ref_out)
+    np.testing.assert_allclose(acc, ref_acc, rtol=1e-6)
+
+
+def test_dtype_placeholders_key_the_cache():
+    f32 = gtscript.stencil("cpu", placeholders, dtypes={"T": np.float32, "U": np.int32})
+    f64 = gtscript.stencil("cpu", placeholders, dtypes={"T": np.float64, "U": np.int32})
+    again = gtscript.stencil("cpu", placeholders, dtypes={"U": "int32", "T": np.float32})
+    assert f32 is not f64 and f32.cache_key != f64.cache_key
+    assert again is f32  # the same dtypes, spelled differently, find the built stencil
+
+
+def test_dtype_placeholder_errors():
+    with pytest.raises(gtscript.GTScriptDefinitionError, match=r"dtypes=\{'T': np.float64\}"):
+        gtscript.stencil("cpu", placeholders, dtypes={"U": np.int32})
+    with pytest.raises(TypeError, match=r"dtypes\['T'\].*unsupported dtype"):
+        gtscript.stencil("cpu", placeholders, dtypes={"T": np.complex128, "U": np.int32})
+    with pytest.raises(TypeError, match="dtypes must be a dict"):
+        gtscript.stencil("cpu", placeholders, dtypes=[("T", np.float32)])
+
+
+def literal_ints(a: Field[np.int32], wide: Field[np.int64], kind: Field[np.int64]):
+    with computation(PARALLEL), interval(...):
+        wide = a * 100000  # int32 * literal: int64 arithmetic only if the literal is int64
+        tmp = 7  # its dtype is the literal's
+        kind = tmp
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_literal_int_precision_64(backend, rng):
+    a = rng.integers(20000, 2**31 - 1, (4, 3, 2), dtype=np.int32)
+    wide, kind = np.zeros(a.shape, np.int64), np.zeros(a.shape, np.int64)
+    st = _build_and_call(backend, literal_ints, dict(a=a, wide=wide, kind=kind),
+                         literal_int_precision=64)
+    np.testing.assert_array_equal(wide, a.astype(np.int64) * 100000)  # no int32 overflow
+    assert (wide > 2**31).all() and (kind == 7).all()
+    temps = {t[0]: t[1] for t in st.ir_tree()["temporaries"]}
+    assert temps["tmp"] == "int64"
+
+
+def test_literal_int_precision_32_and_key():
+    st32 = gtscript.stencil("numpy", literal_ints, literal_int_precision=32)
+    st64 = gtscript.stencil("numpy", literal_ints, literal_int_precision=64)
+    weak = gtscript.stencil("numpy", literal_ints)
+    assert {t[0]: t[1] for t in st32.ir_tree()["temporaries"]}["tmp"] == "int32"
+    assert len({st32.cache_key, st64.cache_key, weak.cache_key}) == 3
+    a = np.full((2, 2, 2), 7, np.int32)
+    wide, kind = np.zeros(a.shape, np.int64), np.zeros(a.shape, np.int64)
+    st32(a, wide, kind)
+    assert (wide == 700000).all() and (kind == 7).all()
+
+
+def test_literal_int_precision_errors():
+    for bad in (16, 2**32 + 32):
+        with pytest.raises(ValueError, match="literal_int_precision"):
+            gtscript.stencil("cpu", literal_ints, literal_int_precision=bad)
+
+    def too_big(a: Field[np.int64]):
+        with computation(PARALLEL), interval(...):
+            a = a + 3000000000
+
+    with pytest.raises(gtscript.GTScriptSemanticError, match="does not fit in int32"):
+        gtscript.stencil("cpu", too_big, literal_int_precision=32)
+    assert gtscript.stencil("cpu", too_big, literal_int_precision=64) is not None
+
+
+def test_build_info_is_filled():
+    info = {}
+    st = gtscript.stencil("cpu", literal_ints, build_info=info, rebuild=True)
+    assert set(info) >= {"parse_time", "codegen_time", "build_time", "module_source",
+                         "backend", "cache_key"}
+    assert 0 < info["parse_time"] <= info["build_time"]
+    assert 0 < info["codegen_time"] <= info["build_time"]
+    assert info["backend"] == "cpu" and info["cache_key"] == st.cache_key
+    again = {}
+    assert gtscript.stencil("cpu", literal_ints, build_info=again) is st
+    assert again["module_source"] == "pre-key" and again["parse_time"] == 0.0
+    with pytest.raises(TypeError, match="build_info must be a dict"):
+        gtscript.stencil("cpu", literal_ints, build_info=[])
+
+
+def _compat_warnings(record):
+    return [str(w.message) for w in record if issubclass(w.category, GT4PyCompatibilityWarning)]
+
+
+def test_ignored_gt4py_options_warn_once(monkeypatch):
+    stencil_module = importlib.import_module("gtscript.stencil")
+
+    monkeypatch.setattr(stencil_module, "_warned", set())
+    with pytest.warns(GT4PyCompatibilityWarning) as record:
+        gtscript.stencil("cpu", literal_ints, verbose=True, format_source=False)
+        gtscript.stencil("cpu", literal_ints, verbose=False, cache_settings={})
+        gtscript.stencil("numpy", literal_ints, verbose=True, format_source=True)
+    messages = _compat_warnings(record)
+    assert len(messages) == 3, messages  # verbose, format_source, cache_settings: once each
+    assert sum("'verbose'" in m for m in messages) == 1
+    assert all(w.filename == __file__ for w in record)  # said at the user's line
+    with pytest.raises(TypeError, match="unknown stencil option 'verbos'"):
+        gtscript.stencil("cpu", literal_ints, verbos=True)
+
+
+@pytest.mark.parametrize("name, nearest", [("gt:cpu_ifirst", "cpu"), ("gt:cpu_kfirst", "cpu"),
+                                           ("dace:cpu", "cpu"), ("gt:gpu", "cuda"),
+                                           ("dace:gpu", "cuda"), ("debug", "numpy")])
+def test_gt4py_backend_names(monkeypatch, name, nearest):
+    stencil_module = importlib.import_module("gtscript.stencil")
+
+    monkeypatch.setattr(stencil_module, "_warned", set())
+    with pytest.warns(GT4PyCompatibilityWarning, match=f"'{name}'.*'{nearest}'"):
+        st = gtscript.stencil(name, literal_ints)
+    assert st.backend == nearest
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GT4PyCompatibilityWarning)  # the note is said once
+        assert gtscript.stencil(backend=name)(literal_ints) is st
+    with pytest.raises(ValueError, match="unknown backend 'gt:cpu'"):
+        gtscript.stencil("gt:cpu", literal_ints)
