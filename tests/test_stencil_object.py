@@ -318,3 +318,109 @@ def test_gt4py_backend_names(monkeypatch, name, nearest):
         assert gtscript.stencil(backend=name)(literal_ints) is st
     with pytest.raises(ValueError, match="unknown backend 'gt:cpu'"):
         gtscript.stencil("gt:cpu", literal_ints)
+
+
+# ---- @gtscript.function captures its free names when decorated --------------------------------
+
+CAPTURED_SCALE = 1.0
+
+
+def _make_affine():
+    offset = 10.0
+
+    @gtscript.function
+    def affine(x):
+        return x * CAPTURED_SCALE + offset
+
+    offset = 20.0  # rebinding the closure variable after decoration changes nothing  # noqa: F841
+    return affine
+
+
+affine = _make_affine()
+
+
+def uses_affine(a: Field[np.float64], b: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        b = affine(a)
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_function_captures_globals_and_nonlocals_when_decorated(backend, rng):
+    global CAPTURED_SCALE
+    a = rng.uniform(-1, 1, (4, 3, 2))
+    saved = CAPTURED_SCALE
+    try:
+        CAPTURED_SCALE = 2.0  # rebound after affine was decorated: GT4Py keeps 1.0
+        b = np.zeros_like(a)
+        _build_and_call(backend, uses_affine, dict(a=a, b=b))
+        np.testing.assert_array_equal(b, a * 1.0 + 10.0)
+        ref = np.zeros_like(a)
+        gtscript.stencil("numpy", uses_affine)(a, ref)
+        np.testing.assert_array_equal(b, ref)
+    finally:
+        CAPTURED_SCALE = saved
+
+
+def test_function_redecorated_sees_the_new_values(rng):
+    global CAPTURED_SCALE, affine
+    a = rng.uniform(-1, 1, (4, 3, 2))
+    saved_scale, saved_affine = CAPTURED_SCALE, affine
+    try:
+        first = gtscript.stencil("cpu", uses_affine)
+        CAPTURED_SCALE = 3.0
+        assert gtscript.stencil("cpu", uses_affine) is first  # the capture did not change
+        affine = _make_affine()  # decorated again: captures 3.0
+        second = gtscript.stencil("cpu", uses_affine)
+        assert second is not first
+        b = np.zeros_like(a)
+        second(a, b)
+        np.testing.assert_array_equal(b, a * 3.0 + 10.0)
+    finally:
+        CAPTURED_SCALE, affine = saved_scale, saved_affine
+
+
+class _Slotted:
+    __slots__ = ("factor",)
+
+    def __init__(self, factor):
+        self.factor = factor
+
+
+SLOTTED = _Slotted(2.0)
+TABLE = np.array([1.0, 2.0, 3.0])
+
+
+def uses_slotted(a: Field[np.float64], b: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        b = a * SLOTTED.factor
+
+
+def test_prekey_follows_objects_changed_in_place(rng):
+    a = rng.uniform(-1, 1, (3, 3, 2))
+    first = gtscript.stencil("cpu", uses_slotted)
+    try:
+        SLOTTED.factor = 5.0  # no __dict__, a repr with only the id: keyed by its slots
+        second = gtscript.stencil("cpu", uses_slotted)
+        assert second is not first
+        b = np.zeros_like(a)
+        second(a, b)
+        np.testing.assert_array_equal(b, a * 5.0)
+    finally:
+        SLOTTED.factor = 2.0
+    assert gtscript.stencil("cpu", uses_slotted).cache_key == first.cache_key
+
+
+def test_prekey_keys_arrays_by_content():
+    from gtscript.frontend import definition_fingerprint
+
+    before = definition_fingerprint(uses_slotted, {"T": TABLE})
+    assert definition_fingerprint(uses_slotted, {"T": TABLE.copy()}) == before
+    TABLE[1] = 7.0
+    try:
+        assert definition_fingerprint(uses_slotted, {"T": TABLE}) != before
+        assert definition_fingerprint(uses_slotted, {"T": TABLE.astype(np.float32)}) != \
+            definition_fingerprint(uses_slotted, {"T": TABLE})
+        assert definition_fingerprint(uses_slotted, {"T": TABLE.reshape(3, 1)}) != \
+            definition_fingerprint(uses_slotted, {"T": TABLE})
+    finally:
+        TABLE[1] = 2.0
