@@ -53,8 +53,11 @@ class GTScriptSyntaxError(SyntaxError):
         return "\n".join(lines)
 
 
-class GTScriptSemanticError(GTScriptSyntaxError):
-    """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...)."""
+class GTScriptSemanticError(GTScriptSyntaxError, ValueError):
+    """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...).
+
+    Also a :class:`ValueError`: GT4Py raises ``ValueError`` for the parallel model's
+    violations, so code written for it (``pytest.raises(ValueError)``) catches these too."""
 
 
 class GTScriptDefinitionError(GTScriptSyntaxError):

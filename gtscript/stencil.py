@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import _core, frontend, lang, numpy_backend
-from .errors import GT4PyCompatibilityWarning, GTScriptDefinitionError
+from .errors import GT4PyCompatibilityWarning, GTScriptDefinitionError, GTScriptSyntaxError
 from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 
 BACKENDS = ("cpu", "numpy", "cuda")
@@ -333,15 +333,26 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
 
         f = gtscript.stencil("cpu", definition, externals={...})
     """
+    # A definition's error is the user's, located in their source: the traceback shows their
+    # call and the definition's line, not the frontend's frames (this frame remains: pytest
+    # and IPython hide it by __tracebackhide__).
+    __tracebackhide__ = True
     if callable(backend) and definition is None:  # @gtscript.stencil without arguments
         backend, definition = "cpu", backend
     if backend is None:
         backend = "cpu"
     if definition is not None:
-        return _build(definition, backend, externals, rebuild, name, options)
+        try:
+            return _build(definition, backend, externals, rebuild, name, options)
+        except GTScriptSyntaxError as exc:
+            raise exc.with_traceback(None) from None  # the same error, its frames cut
 
     def decorator(func):
-        return _build(func, backend, externals, rebuild, name, options)
+        __tracebackhide__ = True
+        try:
+            return _build(func, backend, externals, rebuild, name, options)
+        except GTScriptSyntaxError as exc:
+            raise exc.with_traceback(None) from None
 
     return decorator
 

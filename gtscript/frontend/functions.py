@@ -49,6 +49,16 @@ def function(func: Callable) -> Callable:
     The source is read and checked now; the function is returned unchanged, with its record in
     the ``__gtscript_function__`` attribute.
     """
+    # An error is the user's, located in their source: cut the frontend's frames from its
+    # traceback (pytest and IPython also hide this frame, by __tracebackhide__).
+    __tracebackhide__ = True
+    try:
+        return _record(func)
+    except GTScriptSyntaxError as exc:
+        raise exc.with_traceback(None) from None
+
+
+def _record(func: Callable) -> Callable:
     source = _capture_source(func)
     args = source.node.args
     for star in (args.vararg, args.kwarg):
