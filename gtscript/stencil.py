@@ -8,7 +8,9 @@ the C core, and adds the notebook-facing presentation.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import importlib
 import numbers
 import os
 import sys
@@ -77,6 +79,29 @@ class Stencil(_core.Module):
     def definition_func(self):
         """The Python function the stencil was built from."""
         return self.definition
+
+    # ---- pickling and copying: a stencil is rebuilt from the cache on the other side
+
+    def __reduce__(self):
+        """By reference (module and qualified name) when the definition's module gives this
+        very stencil back; otherwise by the definition tree, which the receiving process
+        builds again (the disk cache usually has its code), so stencils defined in
+        ``__main__``, a notebook or a function pickle too."""
+        reference = _reference_to(self.definition, self)
+        if reference is not None:
+            return _stencil_by_reference, reference
+        definition = self.definition
+        if _reference_to(definition, definition) is None:
+            definition = None  # not importable as itself: the other side has no definition_func
+        return _stencil_from_tree, (self._definition_tree, self.backend, dict(self.options),
+                                    {"definition": definition, "constants": self.constants,
+                                     "dtypes": dict(self.__dict__.get("dtypes", {}))})
+
+    def __copy__(self):
+        return self  # immutable once built (GT4Py's stencil objects are singletons too)
+
+    def __deepcopy__(self, memo):
+        return self
 
     @property
     def _params(self) -> list:
@@ -155,6 +180,53 @@ class NumpyStencil(Stencil):
         if tree is None:
             tree = self.__dict__["_tree_cache"] = self.ir_tree()
         return tree
+
+
+def _reference_to(definition, target):
+    """``(module, qualname)`` of ``definition`` when importing that module and following the
+    name gives ``target``, else None (``__main__`` never: another process's ``__main__`` is
+    another program, or the same one without what its ``if __name__ == "__main__":`` made)."""
+    module_name = getattr(definition, "__module__", None)
+    qualname = getattr(definition, "__qualname__", "")
+    if not module_name or module_name == "__main__" or "<locals>" in qualname:
+        return None
+    obj = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return (module_name, qualname) if obj is target else None
+
+
+def _stencil_by_reference(module_name: str, qualname: str):
+    """Unpickling: import the stencil's module and take the stencil from it."""
+    obj = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, Stencil):
+        raise TypeError(f"{module_name}.{qualname} is no longer a stencil: cannot unpickle it")
+    return obj
+
+
+_from_tree_cache: dict = {}
+
+
+def _stencil_from_tree(tree: dict, backend: str, code_options: dict, state: dict):
+    """Unpickling: build the definition tree again (once per process and tree)."""
+    key = hashlib.sha256(repr((tree, backend, sorted(code_options.items()))).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    with _memory_lock:
+        module = _from_tree_cache.get(key)
+    if module is not None:
+        return module
+    module = _module_from_tree(tree, backend, code_options)
+    definition = state.get("definition")
+    module.definition = definition
+    module.externals = dict(state.get("constants", {}))
+    module.dtypes = dict(state.get("dtypes", {}))
+    module.__doc__ = getattr(definition, "__doc__", None)
+    module.__wrapped__ = definition
+    with _memory_lock:
+        module = _from_tree_cache.setdefault(key, module)
+    return module
 
 
 def _collect_scalars(node, names: set) -> None:

@@ -424,3 +424,173 @@ def test_prekey_keys_arrays_by_content():
             definition_fingerprint(uses_slotted, {"T": TABLE})
     finally:
         TABLE[1] = 2.0
+
+
+# ---- pickling and copying ------------------------------------------------------------------------
+
+import copy  # noqa: E402
+import pickle  # noqa: E402
+import subprocess  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+POOL_SCRIPT = '''
+import concurrent.futures
+import multiprocessing
+import pickle
+import sys
+
+import numpy as np
+
+import gtscript
+from gtscript import Field, PARALLEL, computation, interval
+import pickled_stencils
+
+
+@gtscript.stencil(backend="{backend}")
+def shift_scale(a: Field[np.float64], b: Field[np.float64], *, w: float):
+    with computation(PARALLEL), interval(...):
+        b = a[1, 0, 0] * w
+
+
+def apply(args):
+    stencil, w = args
+    a = np.arange(5 * 3 * 2, dtype=np.float64).reshape(5, 3, 2)
+    b = np.zeros((4, 3, 2))
+    stencil(a, b, w=w)
+    return b, stencil.backend, stencil.build_info["module_source"]
+
+
+if __name__ == "__main__":
+    # defined under the main guard: a spawned child's __main__ never runs this block
+    @gtscript.stencil(backend="{backend}")
+    def guarded(a: Field[np.float64], b: Field[np.float64], *, w: float):
+        with computation(PARALLEL), interval(...):
+            b = a[1, 0, 0] * w + 1.0
+
+    a = np.arange(5 * 3 * 2, dtype=np.float64).reshape(5, 3, 2)
+    for method in ("spawn", "fork"):
+        context = multiprocessing.get_context(method)
+        with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+            jobs = [(shift_scale, 1.0), (guarded, 2.0), (pickled_stencils.imported, 3.0),
+                    (shift_scale, 4.0)]
+            for (stencil, w), (b, backend, source) in zip(jobs, pool.map(apply, jobs)):
+                expected = a[1:] * w + (1.0 if stencil is guarded else 0.0)
+                assert np.array_equal(b, expected), (method, stencil, b, expected)
+                assert backend == "{backend}"
+        with context.Pool(2) as pool:
+            results = pool.map(apply, [(guarded, 5.0), (pickled_stencils.imported, 6.0)])
+        assert np.array_equal(results[0][0], a[1:] * 5.0 + 1.0)
+        assert np.array_equal(results[1][0], a[1:] * 6.0)
+    print("pools ok")
+'''
+
+IMPORTED_MODULE = '''
+import numpy as np
+
+import gtscript
+from gtscript import Field, PARALLEL, computation, interval
+
+
+@gtscript.stencil(backend="{backend}")
+def imported(a: Field[np.float64], b: Field[np.float64], *, w: float):
+    with computation(PARALLEL), interval(...):
+        b = a[1, 0, 0] * w
+'''
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_stencils_in_process_pools(tmp_path, backend):
+    """A script defining stencils in __main__ (at the top level and under the main guard)
+    maps them over spawn and fork process pools, with a stencil of an importable module."""
+    (tmp_path / "pickled_stencils.py").write_text(IMPORTED_MODULE.format(backend=backend))
+    script = tmp_path / "pool_script.py"
+    script.write_text(POOL_SCRIPT.format(backend=backend))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, str(tmp_path)])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "pools ok" in done.stdout
+
+
+def test_pickle_by_reference_for_importable_stencils(tmp_path, monkeypatch):
+    (tmp_path / "pickled_stencils_ref.py").write_text(IMPORTED_MODULE.format(backend="cpu"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import pickled_stencils_ref
+
+    try:
+        stencil = pickled_stencils_ref.imported
+        data = pickle.dumps(stencil)
+        assert b"pickled_stencils_ref" in data and len(data) < 200  # a reference, no tree
+        assert pickle.loads(data) is stencil
+    finally:
+        sys.modules.pop("pickled_stencils_ref", None)
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_pickle_by_tree_rebuilds_an_equal_stencil(backend, rng):
+    def local_shift(a: Field[np.float64], b: Field[np.float64], *, w: float):
+        with computation(PARALLEL), interval(...):
+            b = a[1, 0, 0] * w
+
+    original = gtscript.stencil(backend, local_shift, literal_float_precision=32)
+    copy_ = pickle.loads(pickle.dumps(original))
+    assert copy_ is not original and type(copy_) is type(original)
+    assert copy_.cache_key == original.cache_key and copy_.backend == backend
+    assert copy_.options == {"literal_float_precision": 32}
+    assert copy_.field_info == original.field_info
+    assert copy_.definition_func is None  # a local function cannot travel by reference
+    assert pickle.loads(pickle.dumps(original)) is copy_  # rebuilt once per process
+    a = rng.standard_normal((5, 3, 2))
+    b1, b2 = np.zeros((4, 3, 2)), np.zeros((4, 3, 2))
+    if backend == "cuda":
+        if compiler() is None:
+            pytest.skip("no host C compiler for the cuda emulation")
+        emulate(original), emulate(copy_)
+    original(a, b1, w=2.0)
+    copy_(a, b2, w=2.0)
+    np.testing.assert_array_equal(b1, b2)
+    np.testing.assert_array_equal(b2, a[1:] * 2.0)
+
+
+def test_copy_and_deepcopy_give_the_stencil():
+    st = gtscript.stencil("cpu", literal_ints)
+    assert copy.copy(st) is st and copy.deepcopy(st) is st
+    holder = copy.deepcopy({"stencil": st, "data": [1, 2]})
+    assert holder["stencil"] is st
+
+
+def test_stencil_defined_in_a_notebook_cell_unpickles_in_another_process(tmp_path):
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    result = shell.run_cell(textwrap.dedent("""
+        import pickle
+        import numpy as np
+        import gtscript
+        from gtscript import Field, PARALLEL, computation, interval
+
+        @gtscript.stencil(backend="cpu")
+        def in_cell(a: Field[np.float64], b: Field[np.float64]):
+            with computation(PARALLEL), interval(...):
+                b = a[0, 1, 0] - a
+        cell_pickle = pickle.dumps(in_cell)
+        """))
+    result.raise_error()
+    (tmp_path / "stencil.pkl").write_bytes(shell.user_ns["cell_pickle"])
+    loader = textwrap.dedent(f"""
+        import pickle
+        import numpy as np
+        stencil = pickle.loads(open({str(tmp_path / "stencil.pkl")!r}, "rb").read())
+        a = np.arange(3 * 4 * 2, dtype=np.float64).reshape(3, 4, 2) ** 2
+        b = np.zeros((3, 3, 2))
+        stencil(a, b)
+        assert np.array_equal(b, a[:, 1:] - a[:, :-1]), b
+        print("ok", stencil.__name__, stencil.build_info["module_source"])
+        """)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    done = subprocess.run([sys.executable, "-c", loader], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok in_cell")
