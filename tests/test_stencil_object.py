@@ -1,8 +1,12 @@
 """The stencil object: GT4Py's attributes (compared with what GT4Py itself reports), build
 options, ``@gtscript.function`` capture, pickling and copying."""
 
+import copy
+import importlib
 import importlib.util
 import os
+import pickle
+import subprocess
 import sys
 import textwrap
 import warnings
@@ -11,6 +15,9 @@ import numpy as np
 import pytest
 
 import gtscript
+from cuda_emulation.runner import compiler, emulate
+from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval
+from gtscript.errors import GT4PyCompatibilityWarning
 from gtscript.info import AccessKind, Boundary, DomainInfo, FieldInfo, ParameterInfo
 
 # One definition written once and imported twice: once against gtscript, once against GT4Py.
@@ -162,9 +169,6 @@ def test_attributes_on_every_backend():
 
 # ---- build options ---------------------------------------------------------------------------
 
-from cuda_emulation.runner import compiler, emulate  # noqa: E402
-from gtscript.errors import GT4PyCompatibilityWarning  # noqa: E402
-from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval  # noqa: E402
 
 ALL_BACKENDS = ("cpu", "numpy", "cuda")
 
@@ -179,9 +183,10 @@ def _build_and_call(backend, definition, arrays, **options):
     return st
 
 
-def placeholders(a: Field["T"], acc: Field[IJ, "T"], out: Field["U"], *, s: "T"):
+# "T" and "U" are dtype placeholders, given by dtypes= at the build
+def placeholders(a: Field["T"], acc: Field[IJ, "T"], out: Field["U"], *, s: "T"):  # noqa: F821
     with computation(PARALLEL), interval(...):
-        tmp: "U" = a * s + 1.5
+        tmp: "U" = a * s + 1.5  # noqa: F821
         out = tmp
     with computation(FORWARD), interval(...):
         acc = acc + a
@@ -248,10 +253,13 @@ def test_literal_int_precision_32_and_key():
     weak = gtscript.stencil("numpy", literal_ints)
     assert {t[0]: t[1] for t in st32.ir_tree()["temporaries"]}["tmp"] == "int32"
     assert len({st32.cache_key, st64.cache_key, weak.cache_key}) == 3
-    a = np.full((2, 2, 2), 7, np.int32)
-    wide, kind = np.zeros(a.shape, np.int64), np.zeros(a.shape, np.int64)
-    st32(a, wide, kind)
-    assert (wide == 700000).all() and (kind == 7).all()
+    for backend in ALL_BACKENDS:
+        a = np.full((2, 2, 2), 7, np.int32)
+        wide, kind = np.zeros(a.shape, np.int64), np.zeros(a.shape, np.int64)
+        st = _build_and_call(backend, literal_ints, dict(a=a, wide=wide, kind=kind),
+                             literal_int_precision=32)
+        assert "7:int32" in st.ir() and "100000:int32" in st.ir()  # typed, not weak
+        assert (wide == 700000).all() and (kind == 7).all()
 
 
 def test_literal_int_precision_errors():
@@ -428,9 +436,6 @@ def test_prekey_keys_arrays_by_content():
 
 # ---- pickling and copying ------------------------------------------------------------------------
 
-import copy  # noqa: E402
-import pickle  # noqa: E402
-import subprocess  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
