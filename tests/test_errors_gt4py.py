@@ -76,9 +76,11 @@ def test_parallel_model_errors_are_value_errors(tmp_path, backend, name):
 def test_gt4py_rejects_the_same_definitions_with_value_error(tmp_path, monkeypatch, name):
     """So rejecting them is no difference from GT4Py (docs/parallel-model.md says so)."""
     pytest.importorskip("gt4py.cartesian")
+    from gt4py.cartesian import config as gt4py_config
     from gt4py.cartesian import gtscript as gt4py_gtscript
 
-    monkeypatch.setenv("GT_CACHE_ROOT", str(tmp_path / "cache"))
+    # GT4Py read GT_CACHE_ROOT when it was imported: point its setting at a private directory
+    monkeypatch.setitem(gt4py_config.cache_settings, "root_path", str(tmp_path / "cache"))
     definition = getattr(_definitions(tmp_path, "gt4py"), name)
     with pytest.raises(ValueError):
         gt4py_gtscript.stencil("numpy", definition)

@@ -69,17 +69,17 @@ def _import_definitions(tmp_path, library, template=ATTRIBUTES_MODULE):
 def both(tmp_path_factory):
     """The attribute stencils built by gtscript and by GT4Py (numpy backend, private cache)."""
     pytest.importorskip("gt4py.cartesian")
+    from gt4py.cartesian import config as gt4py_config
+
     tmp = tmp_path_factory.mktemp("gt4py")
-    saved = os.environ.get("GT_CACHE_ROOT")
-    os.environ["GT_CACHE_ROOT"] = str(tmp / "cache")
+    # GT4Py read GT_CACHE_ROOT when it was imported: point its setting at a private directory
+    saved = gt4py_config.cache_settings["root_path"]
+    gt4py_config.cache_settings["root_path"] = str(tmp / "cache")
     try:
         ours = _import_definitions(tmp, "gtscript")
         theirs = _import_definitions(tmp, "gt4py")
     finally:
-        if saved is None:
-            os.environ.pop("GT_CACHE_ROOT", None)
-        else:
-            os.environ["GT_CACHE_ROOT"] = saved
+        gt4py_config.cache_settings["root_path"] = saved
     return ours, theirs
 
 
