@@ -289,8 +289,10 @@ GT4PY_BACKENDS = {
     "gt:cpu_kfirst": "cpu",
     "dace:cpu": "cpu",
     "dace:cpu_kfirst": "cpu",
+    "dace:cpu_KJI": "cpu",
     "gt:gpu": "cuda",
     "dace:gpu": "cuda",
+    "dace:gpu_IJK": "cuda",
     "debug": "numpy",
 }
 

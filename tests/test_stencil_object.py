@@ -312,7 +312,8 @@ def test_ignored_gt4py_options_warn_once(monkeypatch):
 
 
 @pytest.mark.parametrize("name, nearest", [("gt:cpu_ifirst", "cpu"), ("gt:cpu_kfirst", "cpu"),
-                                           ("dace:cpu", "cpu"), ("gt:gpu", "cuda"),
+                                           ("dace:cpu", "cpu"), ("dace:cpu_KJI", "cpu"),
+                                           ("gt:gpu", "cuda"), ("dace:gpu_IJK", "cuda"),
                                            ("dace:gpu", "cuda"), ("debug", "numpy")])
 def test_gt4py_backend_names(monkeypatch, name, nearest):
     stencil_module = importlib.import_module("gtscript.stencil")
