@@ -217,7 +217,7 @@ def _stencil_from_tree(tree: dict, backend: str, code_options: dict, state: dict
         module = _from_tree_cache.get(key)
     if module is not None:
         return module
-    module = _module_from_tree(tree, backend, code_options)
+    module = _module_from_tree(tree, backend, code_options, say_warnings=False)
     definition = state.get("definition")
     module.definition = definition
     module.externals = dict(state.get("constants", {}))
@@ -380,8 +380,10 @@ def _build(definition, backend, externals, rebuild, name, options):
     return module
 
 
-def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: bool = False):
-    """The C core's module of a definition tree (its build warnings said and kept)."""
+def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: bool = False,
+                      say_warnings: bool = True):
+    """The C core's module of a definition tree (its build warnings kept, and said unless
+    ``say_warnings`` is false: an unpickled stencil's were said where it was built)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
     with warnings.catch_warnings(record=True) as caught:
@@ -390,7 +392,8 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
     # re-decoration served from the cache says them again.
     module.build_warnings = [(w.message, w.category, w.filename, w.lineno) for w in caught]
-    _reissue(module.build_warnings)
+    if say_warnings:
+        _reissue(module.build_warnings)
     module.options = code_options
     module._definition_tree = tree
     return module

@@ -600,3 +600,20 @@ def test_stencil_defined_in_a_notebook_cell_unpickles_in_another_process(tmp_pat
                           env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok in_cell")
+
+
+def test_unpickling_does_not_repeat_build_warnings():
+    def unused_temporary(a: Field[np.float64], b: Field[np.float64]):
+        with computation(PARALLEL), interval(...):
+            never_read = a * 2.0
+            b = a
+
+    with pytest.warns(UserWarning, match="never_read"):
+        st = gtscript.stencil("numpy", unused_temporary)
+    data = pickle.dumps(st)
+    stencil_module = importlib.import_module("gtscript.stencil")
+    stencil_module._from_tree_cache.clear()  # as in a fresh process
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = pickle.loads(data)
+    assert again.cache_key == st.cache_key and again.build_warnings
