@@ -409,6 +409,13 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
         def f(...): ...
 
         f = gtscript.stencil("cpu", definition, externals={...})
+
+    ``backend`` is ``"cpu"``, ``"numpy"`` or ``"cuda"`` (GT4Py's names map to the nearest,
+    see :data:`GT4PY_BACKENDS`). Options: ``dtypes`` (placeholder name -> dtype),
+    ``literal_float_precision`` and ``literal_int_precision`` (32 or 64), ``build_info`` (a
+    dict the build fills with its timings), the backends' code options (``llvm_passes``,
+    ``gpu_arch``, ``block_size``, ``inline_temporaries``); GT4Py's other options are accepted
+    and ignored, with a warning once per name (docs/backends.md, "Build options").
     """
     # A definition's error is the user's, located in their source: the traceback shows their
     # call and the definition's line, not the frontend's frames (this frame remains: pytest
