@@ -5,6 +5,8 @@
  */
 #include "module.h"
 
+#include <limits.h>
+
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
 #include <numpy/arrayobject.h>
 
@@ -140,7 +142,11 @@ static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
     if (v == NULL || v == Py_None) return dflt;
     long x = PyLong_AsLong(v);
     if (x == -1 && PyErr_Occurred()) *ok = false;
-    return (int)x;
+    else if (x < INT_MIN || x > INT_MAX) { /* the cast below must not wrap 2**32 + 32 to 32 */
+        PyErr_Format(PyExc_ValueError, "option %s=%ld is out of range", key, x);
+        *ok = false;
+    }
+    return *ok ? (int)x : dflt;
 }
 
 static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -164,10 +170,15 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     bool ok = true;
     int lfp = option_int(options, "literal_float_precision", 0, &ok);
+    int lip = ok ? option_int(options, "literal_int_precision", 0, &ok) : 0;
     int on_the_fly = option_int(options, "inline_temporaries", 1, &ok);
     if (!ok) return NULL;
     if (lfp != 0 && lfp != 32 && lfp != 64) {
         PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");
+        return NULL;
+    }
+    if (lip != 0 && lip != 32 && lip != 64) {
+        PyErr_SetString(PyExc_ValueError, "literal_int_precision must be 32 or 64");
         return NULL;
     }
     const char *passes = NULL; /* GT_CPU_PASSES */
@@ -191,6 +202,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return PyErr_NoMemory();
     }
     m->st->literal_float_bits = lfp; /* 0: NumPy 2 weak literals; 32 or 64 */
+    m->st->literal_int_bits = lip;
     /* The numpy backend is the reference: it executes the IR as written, without the
      * compiled backends' on-the-fly recomputation of temporaries (inline.c). */
     m->st->compute_on_the_fly = be != BACKEND_NUMPY && on_the_fly != 0;

@@ -18,8 +18,14 @@ __all__ = [
     "GTScriptSyntaxError",
     "GTScriptSemanticError",
     "GTScriptDefinitionError",
+    "GT4PyCompatibilityWarning",
     "syntax_error",
 ]
+
+
+class GT4PyCompatibilityWarning(UserWarning):
+    """A GT4Py option or backend name that gtscript accepts but treats differently (said once
+    per name and process)."""
 
 
 class GTScriptSyntaxError(SyntaxError):
@@ -47,8 +53,11 @@ class GTScriptSyntaxError(SyntaxError):
         return "\n".join(lines)
 
 
-class GTScriptSemanticError(GTScriptSyntaxError):
-    """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...)."""
+class GTScriptSemanticError(GTScriptSyntaxError, ValueError):
+    """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...).
+
+    Also a :class:`ValueError`: GT4Py raises ``ValueError`` for the parallel model's
+    violations, so code written for it (``pytest.raises(ValueError)``) catches these too."""
 
 
 class GTScriptDefinitionError(GTScriptSyntaxError):

@@ -214,7 +214,7 @@ def _axes_name(spec: Any) -> str | None:
 class FieldDescriptor:
     """What a ``Field[...]`` annotation evaluates to."""
 
-    dtype: str  # one of DTYPES
+    dtype: str  # one of DTYPES, or a placeholder name the build's ``dtypes=`` resolves
     axes: str = "IJK"  # "IJK" | "IJ" | "K"
     data_dims: tuple[int, ...] = ()
 
@@ -238,8 +238,20 @@ class Field:
             raise GTScriptDefinitionError(
                 f"unsupported field axes {axes}: use IJK (the default), IJ or K"
             )
+        placeholder = _placeholder(spec)
+        if placeholder is not None:  # Field["T"], Field[("T", (3,))]: resolved at the build
+            dims = _dtype_and_data_dims(("float64", spec[1]))[1] if isinstance(spec, tuple) else ()
+            return FieldDescriptor(placeholder, axes, dims)
         dtype, data_dims = _dtype_and_data_dims(spec)
         return FieldDescriptor(dtype, axes, data_dims)
+
+
+def _placeholder(spec: Any) -> str | None:
+    """The name of a dtype placeholder (``"T"``: a string that names no dtype), else None."""
+    base = spec[0] if isinstance(spec, tuple) and len(spec) == 2 else spec
+    if isinstance(base, str) and base not in _DTYPE_NAMES and base.isidentifier():
+        return base
+    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,21 +8,34 @@ the C core, and adds the notebook-facing presentation.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import importlib
+import numbers
+import os
+import sys
 import threading
 import time
 import warnings
 
-from . import _core, frontend, numpy_backend
+import numpy as np
+
+from . import _core, frontend, lang, numpy_backend
+from .errors import GT4PyCompatibilityWarning, GTScriptDefinitionError, GTScriptSyntaxError
+from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 
 BACKENDS = ("cpu", "numpy", "cuda")
 
 #: Options that change the generated code (part of the cache key).
-_CODE_OPTIONS = {"literal_float_precision", "llvm_passes", "gpu_arch", "block_size",
-                 "inline_temporaries"}
+_CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
+                 "block_size", "inline_temporaries"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
 _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
-                          "cache_settings", "dtypes", "raise_if_not_cached", "debug_mode"}
+                          "cache_settings", "raise_if_not_cached", "debug_mode", "impl_opts",
+                          "add_profile_info", "clean", "opt_level", "extra_opt_flags",
+                          "device_sync", "ignore_np_errstate", "module"}
+#: Options handled here, outside the cache key's code options.
+_OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info"}
 
 _memory_cache: dict = {}
 _memory_lock = threading.Lock()
@@ -30,12 +43,87 @@ _memory_lock = threading.Lock()
 
 class Stencil(_core.Module):
     """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
-    ``field_info`` and ``halo``."""
+    ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
+    ``constants``, ``backend`` and ``definition_func``."""
+
+    @property
+    def field_info(self) -> dict[str, FieldInfo]:
+        """Per field argument, in parameter order: a :class:`~gtscript.info.FieldInfo`."""
+        raw = _core.Module.field_info.__get__(self)
+        return {name: FieldInfo(info) for name, info in raw.items()}
+
+    @property
+    def parameter_info(self) -> dict[str, ParameterInfo]:
+        """Per scalar argument, in parameter order: whether the stencil reads it, its dtype."""
+        read = self._scalars_read
+        return {p[1]: ParameterInfo(AccessKind.READ if p[1] in read else AccessKind.NONE,
+                                    np.dtype(p[2]))
+                for p in self._params if p[0] == "scalar"}
+
+    @property
+    def domain_info(self) -> DomainInfo:
+        return DomainInfo(parallel_axes=("I", "J"), sequential_axis="K",
+                          min_sequential_axis_size=self.min_k_levels, ndim=3)
+
+    @property
+    def constants(self) -> dict:
+        """The numeric externals the stencil was built with (GT4Py's ``constants``)."""
+        return {name: value for name, value in self.externals.items()
+                if isinstance(value, numbers.Number)}
+
+    @property
+    def backend(self) -> str:
+        return self.build_info["backend"]
+
+    @property
+    def definition_func(self):
+        """The Python function the stencil was built from."""
+        return self.definition
+
+    # ---- pickling and copying: a stencil is rebuilt from the cache on the other side
+
+    def __reduce__(self):
+        """By reference (module and qualified name) when the definition's module gives this
+        very stencil back; otherwise by the definition tree, which the receiving process
+        builds again (the disk cache usually has its code), so stencils defined in
+        ``__main__``, a notebook or a function pickle too."""
+        reference = _reference_to(self.definition, self)
+        if reference is not None:
+            return _stencil_by_reference, reference
+        definition = self.definition
+        if _reference_to(definition, definition) is None:
+            definition = None  # not importable as itself: the other side has no definition_func
+        return _stencil_from_tree, (self._definition_tree, self.backend, dict(self.options),
+                                    {"definition": definition, "constants": self.constants,
+                                     "dtypes": dict(self.__dict__.get("dtypes", {}))})
+
+    def __copy__(self):
+        return self  # immutable once built (GT4Py's stencil objects are singletons too)
+
+    def __deepcopy__(self, memo):
+        return self
+
+    @property
+    def _params(self) -> list:
+        params = self.__dict__.get("_params_cache")
+        if params is None:
+            params = self.__dict__["_params_cache"] = self.ir_tree()["params"]
+        return params
+
+    @property
+    def _scalars_read(self) -> frozenset:
+        """The scalar parameters the analysed IR still reads (the build may fold some away)."""
+        read = self.__dict__.get("_scalars_read_cache")
+        if read is None:
+            names: set = set()
+            _collect_scalars(self.ir_tree()["computations"], names)
+            read = self.__dict__["_scalars_read_cache"] = frozenset(names)
+        return read
 
     @property
     def signature(self) -> str:
         parts = []
-        for p in self.ir_tree()["params"]:
+        for p in self._params:
             if p[0] == "field":
                 dims = f", {p[4]}" if p[4] else ""
                 axes = "" if p[3] == "IJK" else f"{p[3]}, "
@@ -94,15 +182,147 @@ class NumpyStencil(Stencil):
         return tree
 
 
-def _check_options(options: dict) -> dict:
-    code_options = {}
+def _reference_to(definition, target):
+    """``(module, qualname)`` of ``definition`` when importing that module and following the
+    name gives ``target``, else None (``__main__`` never: another process's ``__main__`` is
+    another program, or the same one without what its ``if __name__ == "__main__":`` made)."""
+    module_name = getattr(definition, "__module__", None)
+    qualname = getattr(definition, "__qualname__", "")
+    if not module_name or module_name == "__main__" or "<locals>" in qualname:
+        return None
+    obj = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return (module_name, qualname) if obj is target else None
+
+
+def _stencil_by_reference(module_name: str, qualname: str):
+    """Unpickling: import the stencil's module and take the stencil from it."""
+    obj = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, Stencil):
+        raise TypeError(f"{module_name}.{qualname} is no longer a stencil: cannot unpickle it")
+    return obj
+
+
+_from_tree_cache: dict = {}
+
+
+def _stencil_from_tree(tree: dict, backend: str, code_options: dict, state: dict):
+    """Unpickling: build the definition tree again (once per process and tree)."""
+    key = hashlib.sha256(repr((tree, backend, sorted(code_options.items()))).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    with _memory_lock:
+        module = _from_tree_cache.get(key)
+    if module is not None:
+        return module
+    module = _module_from_tree(tree, backend, code_options, say_warnings=False)
+    definition = state.get("definition")
+    module.definition = definition
+    module.externals = dict(state.get("constants", {}))
+    module.dtypes = dict(state.get("dtypes", {}))
+    module.__doc__ = getattr(definition, "__doc__", None)
+    module.__wrapped__ = definition
+    with _memory_lock:
+        module = _from_tree_cache.setdefault(key, module)
+    return module
+
+
+def _collect_scalars(node, names: set) -> None:
+    """Add the scalar parameters that analysed-IR ``node`` reads to ``names``."""
+    if isinstance(node, tuple) and len(node) == 3 and node[0] == "scalar":
+        names.add(node[2])
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            _collect_scalars(item, names)
+    elif isinstance(node, dict):
+        for item in node.values():
+            _collect_scalars(item, names)
+
+
+def _check_options(options: dict) -> tuple[dict, dict | None, dict]:
+    """Split the keyword options into the code options (cache key), the ``build_info`` dict
+    to fill (or None) and the ``dtypes`` placeholders; warn once about GT4Py's options that
+    change nothing here."""
+    code_options, build_info, dtypes = {}, None, {}
     for key, value in options.items():
         if key in _CODE_OPTIONS:
             code_options[key] = value
-        elif key not in _IGNORED_GT4PY_OPTIONS:
+        elif key == "build_info":
+            if value is not None and not isinstance(value, dict):
+                raise TypeError(f"build_info must be a dict for the build to fill, got "
+                                f"{type(value).__name__}")
+            build_info = value
+        elif key == "dtypes":
+            dtypes = _check_dtypes(value)
+        elif key in _IGNORED_GT4PY_OPTIONS:
+            _warn_once(("option", key), f"gtscript ignores GT4Py's stencil option {key!r}: it "
+                       f"changes nothing in what gtscript builds")
+        else:
             raise TypeError(f"unknown stencil option {key!r} (known: "
-                            f"{', '.join(sorted(_CODE_OPTIONS | {'rebuild', 'name'}))})")
-    return code_options
+                            f"{', '.join(sorted(_CODE_OPTIONS | _OTHER_OPTIONS))})")
+    return code_options, build_info, dtypes
+
+
+def _check_dtypes(dtypes) -> dict:
+    """``dtypes={"T": np.float32, ...}``: placeholder name -> dtype name."""
+    if dtypes is None:
+        return {}
+    if not isinstance(dtypes, dict):
+        raise TypeError(f"dtypes must be a dict from placeholder names to dtypes, got "
+                        f"{type(dtypes).__name__}")
+    resolved = {}
+    for name, dtype in dtypes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"dtypes: the placeholder {name!r} must be a string")
+        try:
+            resolved[name] = lang.resolve_dtype(dtype)
+        except GTScriptDefinitionError as exc:
+            raise TypeError(f"dtypes[{name!r}]: {exc.msg}") from None
+    return resolved
+
+
+#: GT4Py's backend names and the gtscript backend nearest to each.
+GT4PY_BACKENDS = {
+    "gt:cpu_ifirst": "cpu",
+    "gt:cpu_kfirst": "cpu",
+    "dace:cpu": "cpu",
+    "dace:cpu_kfirst": "cpu",
+    "dace:cpu_KJI": "cpu",
+    "gt:gpu": "cuda",
+    "dace:gpu": "cuda",
+    "dace:gpu_IJK": "cuda",
+    "debug": "numpy",
+}
+
+_warned: set = set()
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _warn_once(key, message: str) -> None:
+    """Warn once per process and ``key``, at the first frame outside gtscript (the user's
+    decorator line)."""
+    with _memory_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, GT4PyCompatibilityWarning, stacklevel=level)
+
+
+def _resolve_backend(backend) -> str:
+    if backend in BACKENDS:
+        return backend
+    if backend in GT4PY_BACKENDS:
+        nearest = GT4PY_BACKENDS[backend]
+        _warn_once(("backend", backend), f"GT4Py's backend {backend!r} builds with gtscript's "
+                   f"{nearest!r} backend")
+        return nearest
+    raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)}; "
+                     f"GT4Py's {', '.join(GT4PY_BACKENDS)} map to the nearest of them)")
 
 
 def _reissue(build_warnings):
@@ -110,24 +330,60 @@ def _reissue(build_warnings):
         warnings.warn_explicit(message, category, filename, lineno)
 
 
+def _fill_build_info(build_info, module, parse_time: float, start: float, source: str) -> None:
+    """GT4Py's ``build_info=`` dict: the times of this build's stages, in seconds."""
+    if build_info is None:
+        return
+    core = module.build_info
+    build_info.update(
+        parse_time=parse_time,  # the frontend: definition -> definition tree
+        # the C core: analysis, code generation and compilation (or the disk cache's load)
+        codegen_time=core["build_time"] if source != "pre-key" else 0.0,
+        build_time=time.perf_counter() - start,  # everything, this call
+        # "pre-key": the decorator found the very stencil object (docs/caching.md)
+        module_source=source if source == "pre-key" else core["module_source"],
+        backend=core["backend"],
+        cache_key=core["cache_key"],
+    )
+
+
 def _build(definition, backend, externals, rebuild, name, options):
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    start = time.perf_counter()
+    backend = _resolve_backend(backend)
     if not callable(definition):
         raise TypeError("a stencil definition must be a Python function")
     externals = dict(externals or {})
-    code_options = _check_options(options)
+    code_options, build_info, dtypes = _check_options(options)
     key = (frontend.definition_fingerprint(definition, externals), backend, name,
-           tuple(sorted((k, repr(v)) for k, v in code_options.items())))
+           tuple(sorted((k, repr(v)) for k, v in code_options.items())),
+           tuple(sorted(dtypes.items())))
     if not rebuild:
         with _memory_lock:
             cached = _memory_cache.get(key)
         if cached is not None:
             _reissue(cached.build_warnings)
+            _fill_build_info(build_info, cached, 0.0, start, "pre-key")
             return cached
-    tree = frontend.parse_definition(definition, externals)
+    tree = frontend.parse_definition(definition, externals, dtypes)
     if name:
         tree["name"] = name
+    parse_time = time.perf_counter() - start
+    module = _module_from_tree(tree, backend, code_options, rebuild)
+    module.definition = definition
+    module.externals = externals
+    module.dtypes = dtypes
+    module.__doc__ = definition.__doc__
+    module.__wrapped__ = definition
+    with _memory_lock:
+        _memory_cache[key] = module
+    _fill_build_info(build_info, module, parse_time, start, "build")
+    return module
+
+
+def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: bool = False,
+                      say_warnings: bool = True):
+    """The C core's module of a definition tree (its build warnings kept, and said unless
+    ``say_warnings`` is false: an unpickled stencil's were said where it was built)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
     with warnings.catch_warnings(record=True) as caught:
@@ -136,14 +392,10 @@ def _build(definition, backend, externals, rebuild, name, options):
     # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
     # re-decoration served from the cache says them again.
     module.build_warnings = [(w.message, w.category, w.filename, w.lineno) for w in caught]
-    _reissue(module.build_warnings)
-    module.definition = definition
-    module.externals = externals
+    if say_warnings:
+        _reissue(module.build_warnings)
     module.options = code_options
-    module.__doc__ = definition.__doc__
-    module.__wrapped__ = definition
-    with _memory_lock:
-        _memory_cache[key] = module
+    module._definition_tree = tree
     return module
 
 
@@ -157,16 +409,34 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
         def f(...): ...
 
         f = gtscript.stencil("cpu", definition, externals={...})
+
+    ``backend`` is ``"cpu"``, ``"numpy"`` or ``"cuda"`` (GT4Py's names map to the nearest,
+    see :data:`GT4PY_BACKENDS`). Options: ``dtypes`` (placeholder name -> dtype),
+    ``literal_float_precision`` and ``literal_int_precision`` (32 or 64), ``build_info`` (a
+    dict the build fills with its timings), the backends' code options (``llvm_passes``,
+    ``gpu_arch``, ``block_size``, ``inline_temporaries``); GT4Py's other options are accepted
+    and ignored, with a warning once per name (docs/backends.md, "Build options").
     """
+    # A definition's error is the user's, located in their source: the traceback shows their
+    # call and the definition's line, not the frontend's frames (this frame remains: pytest
+    # and IPython hide it by __tracebackhide__).
+    __tracebackhide__ = True
     if callable(backend) and definition is None:  # @gtscript.stencil without arguments
         backend, definition = "cpu", backend
     if backend is None:
         backend = "cpu"
     if definition is not None:
-        return _build(definition, backend, externals, rebuild, name, options)
+        try:
+            return _build(definition, backend, externals, rebuild, name, options)
+        except GTScriptSyntaxError as exc:
+            raise exc.with_traceback(None) from None  # the same error, its frames cut
 
     def decorator(func):
-        return _build(func, backend, externals, rebuild, name, options)
+        __tracebackhide__ = True
+        try:
+            return _build(func, backend, externals, rebuild, name, options)
+        except GTScriptSyntaxError as exc:
+            raise exc.with_traceback(None) from None
 
     return decorator
 
@@ -197,8 +467,9 @@ class LazyStencil:
 
     def check_syntax(self):
         """Parse the definition now (without building), raising its syntax errors."""
-        definition, _backend, externals, _rebuild, _name, _options = self._build_args
-        frontend.parse_definition(definition, dict(externals or {}))
+        definition, _backend, externals, _rebuild, _name, options = self._build_args
+        dtypes = _check_options(options)[2]
+        frontend.parse_definition(definition, dict(externals or {}), dtypes)
 
     def __call__(self, *args, **kwargs):
         return self.implementation(*args, **kwargs)
@@ -222,8 +493,7 @@ def lazy_stencil(backend=None, definition=None, *, externals=None, rebuild=False
         backend, definition = "cpu", backend
     if backend is None:
         backend = "cpu"
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
+    backend = _resolve_backend(backend)
     _check_options(options)
 
     def decorator(func):
@@ -237,4 +507,4 @@ def lazy_stencil(backend=None, definition=None, *, externals=None, rebuild=False
     return decorator if definition is None else decorator(definition)
 
 
-__all__ = ["stencil", "lazy_stencil", "Stencil", "LazyStencil", "BACKENDS"]
+__all__ = ["stencil", "lazy_stencil", "Stencil", "LazyStencil", "BACKENDS", "GT4PY_BACKENDS"]

@@ -204,6 +204,18 @@ static bool infer(Stencil *st, Expr *e) {
                 e->cnst.f = (double)(float)e->cnst.f;
             }
         }
+        /* literal_int_precision=64 or 32: an int literal is a typed value of that precision
+         * (it then takes part in promotion like a field of that dtype) */
+        if (e->type == DT_INT64 && e->weak && st->literal_int_bits != 0) {
+            if (st->literal_int_bits == 32 && (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX))
+                return diag_error(st, DIAG_SEMANTIC, e->line, e->col,
+                                  "the literal %lld does not fit in int32 "
+                                  "(literal_int_precision=32): write it as a float or build "
+                                  "with literal_int_precision=64",
+                                  (long long)e->cnst.i);
+            e->weak = false;
+            if (st->literal_int_bits == 32) e->type = DT_INT32;
+        }
         return true;
     case E_FIELD:
         e->type = e->field.sym->dtype;

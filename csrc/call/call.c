@@ -391,10 +391,15 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
                       "PARALLEL computation";
             }
             if (why == NULL) continue; /* the same points, read at zero offset: point-wise update */
+            /* GT4Py runs such calls (its numpy backend as NumPy would, its compiled ones in
+             * whatever order their loops take): say that refusing is deliberate */
             PyErr_Format(PyExc_ValueError,
                          "arguments '%s' and '%s' share memory: %s; the result would depend on the "
-                         "order of execution, so pass separate arrays (for example a copy of '%s')",
-                         w->name, r->name, why, r->name);
+                         "order of execution, so pass separate arrays (for example a copy of '%s': "
+                         "%s.copy()). gtscript refuses this call on purpose, unlike GT4Py, whose "
+                         "result depends on the backend; see 'Differences from GT4Py' in "
+                         "docs/parallel-model.md",
+                         w->name, r->name, why, r->name, r->name);
             return false;
         }
     }

@@ -262,6 +262,7 @@ typedef struct Stencil {
     bool column_spread;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */
+    int literal_int_bits;   /* 64 or 32: Python int literals are typed int64 / int32; 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */
     bool schedule_columns;   /* run schedule.c (the cpu backend's column groups) */
 } Stencil;

@@ -214,9 +214,10 @@ static void temporaries(Ser *S) {
 static void stencil_facts(Ser *S) {
     const Stencil *st = S->st;
     sb_printf(S->out,
-              "\nfacts min_k=%d extended_writes=%d literal_float_bits=%d lanes=%d spread=%d kacc=%d",
-              st->min_k_levels, st->extended_writes, st->literal_float_bits, st->column_lanes,
-              st->column_spread, st->nkacc);
+              "\nfacts min_k=%d extended_writes=%d literal_float_bits=%d literal_int_bits=%d "
+              "lanes=%d spread=%d kacc=%d",
+              st->min_k_levels, st->extended_writes, st->literal_float_bits, st->literal_int_bits,
+              st->column_lanes, st->column_spread, st->nkacc);
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
         sb_printf(S->out, " (%d ", k->slot);

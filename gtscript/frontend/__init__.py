@@ -51,12 +51,16 @@ __all__ = [
 ]
 
 
-def parse_definition(func: Callable, externals: dict | None = None) -> dict:
-    """The definition tree of stencil definition ``func`` (see docs/architecture.md)."""
+def parse_definition(
+    func: Callable, externals: dict | None = None, dtypes: dict | None = None
+) -> dict:
+    """The definition tree of stencil definition ``func`` (see docs/architecture.md);
+    ``dtypes`` gives the dtype of each placeholder name (``Field["T"]``)."""
     externals = dict(externals or {})
+    dtypes = dict(dtypes or {})
     source = _capture_source(func)
-    params = _parameters(source, func)
-    translator = _Translator(source, func, externals, params)
+    params = _parameters(source, func, dtypes)
+    translator = _Translator(source, func, externals, params, dtypes)
     body = translator.stencil()
     return {
         "name": func.__name__,

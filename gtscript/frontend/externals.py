@@ -12,7 +12,7 @@ from ..errors import (
     GTScriptSyntaxError,
 )
 from .source import _Source
-from .syntax import _EXTERNALS_MODULE, _GTSCRIPT_MODULE
+from .syntax import _EXTERNALS_MODULE, _GTSCRIPT_MODULE, GTSCRIPT_FUNCTION_ATTR
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,16 @@ _MISSING = object()
 
 def _free_value(func: Callable, name: str) -> Any:
     """The value of ``name`` as a free variable of ``func`` (closure, then globals), or
-    ``_MISSING``."""
+    ``_MISSING``.  A gtscript function answers with what the name meant when it was decorated
+    (as in GT4Py); a name it could not resolve then is looked up now."""
+    captured = getattr(getattr(func, GTSCRIPT_FUNCTION_ATTR, None), "captured", None)
+    if captured is not None and name in captured:
+        return captured[name]
+    return _current_free_value(func, name)
+
+
+def _current_free_value(func: Callable, name: str) -> Any:
+    """The value ``name`` has now as a free variable of ``func``, or ``_MISSING``."""
     code = func.__code__
     if func.__closure__ and name in code.co_freevars:
         try:

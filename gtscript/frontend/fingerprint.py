@@ -78,7 +78,12 @@ def _value_token(value: Any, seen: set[int], depth: int) -> str:
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
     if isinstance(value, np.ndarray):
-        return f"ndarray:{id(value)}"
+        # by content: an array changed in place must not find the stencil built from it
+        data = np.ascontiguousarray(value)
+        if data.dtype.hasobject:
+            return "ndarray:" + _value_token(data.tolist(), seen, depth + 1)
+        digest = hashlib.sha256(data.view(np.uint8).reshape(-1).data).hexdigest()
+        return f"ndarray:{data.dtype.str}:{data.shape}:{digest}"
     if isinstance(value, (type, np.dtype, lang.FieldDescriptor, lang.AxisIndex, lang.Axis,
                           lang.IterationPolicy)):  # fmt: skip
         return f"{type(value).__name__}:{value!r}"
@@ -94,4 +99,19 @@ def _value_token(value: Any, seen: set[int], depth: int) -> str:
         return "{" + ",".join(f"{k!r}:{_value_token(v, seen, depth + 1)}" for k, v in items) + "}"
     if hasattr(value, "__dict__"):  # a namespace object: its attributes
         return f"{type(value).__qualname__}:" + _value_token(vars(value), seen, depth + 1)
+    slots = _slot_values(value)
+    if slots is not None:  # an object with __slots__: its repr may only show its id
+        return f"{type(value).__qualname__}:" + _value_token(slots, seen, depth + 1)
     return f"{type(value).__qualname__}:{value!r}"
+
+
+def _slot_values(value: Any) -> dict | None:
+    """The ``__slots__`` attributes of ``value`` (None when its classes declare none)."""
+    names = []
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        names.extend((slots,) if isinstance(slots, str) else slots)
+    names = [name for name in names if name not in ("__weakref__", "__dict__")]
+    if not names:
+        return None
+    return {name: getattr(value, name, None) for name in names}

@@ -12,7 +12,13 @@ from ..errors import (
     GTScriptDefinitionError,
     GTScriptSyntaxError,
 )
-from .externals import _ExternalImport, _is_docstring, _scan_body
+from .externals import (
+    _MISSING,
+    _current_free_value,
+    _ExternalImport,
+    _is_docstring,
+    _scan_body,
+)
 from .source import _capture_source, _Source
 from .syntax import GTSCRIPT_FUNCTION_ATTR
 
@@ -28,6 +34,9 @@ class GTScriptFunction:
     returns: list[ast.expr]  # the returned expressions (several for a tuple)
     imports: list[_ExternalImport]
     assigned: frozenset[str]  # names assigned in the body: they become temporaries
+    # the values of its global and closure names when it was decorated: a later rebinding
+    # of a global does not change what the function means (GT4Py captures them the same way)
+    captured: dict[str, Any]
 
     @property
     def name(self) -> str:
@@ -40,6 +49,16 @@ def function(func: Callable) -> Callable:
     The source is read and checked now; the function is returned unchanged, with its record in
     the ``__gtscript_function__`` attribute.
     """
+    # An error is the user's, located in their source: cut the frontend's frames from its
+    # traceback (pytest and IPython also hide this frame, by __tracebackhide__).
+    __tracebackhide__ = True
+    try:
+        return _record(func)
+    except GTScriptSyntaxError as exc:
+        raise exc.with_traceback(None) from None
+
+
+def _record(func: Callable) -> Callable:
     source = _capture_source(func)
     args = source.node.args
     for star in (args.vararg, args.kwarg):
@@ -59,9 +78,21 @@ def function(func: Callable) -> Callable:
         returns=returns,
         imports=imports,
         assigned=frozenset(assigned),
+        captured=_capture_free_names(func),
     )
     setattr(func, GTSCRIPT_FUNCTION_ATTR, info)
     return func
+
+
+def _capture_free_names(func: Callable) -> dict[str, Any]:
+    """The current values of the global and closure names ``func``'s code refers to."""
+    code = func.__code__
+    captured = {}
+    for name in (*code.co_names, *code.co_freevars):
+        value = _current_free_value(func, name)
+        if value is not _MISSING:
+            captured[name] = value
+    return captured
 
 
 def _function_parts(source: _Source) -> tuple[list[ast.stmt], list[ast.expr]]:

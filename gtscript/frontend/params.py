@@ -13,18 +13,33 @@ from .externals import _closure_namespace
 from .source import _Source
 
 
-def _evaluate_annotation(func: Callable, annotation: Any) -> Any:
+def _evaluate_annotation(func: Callable, annotation: Any, dtypes: dict) -> Any:
     """A string annotation (``from __future__ import annotations``) evaluated in the function's
-    namespace; other annotations as they are."""
+    namespace; a dtype placeholder (``"T"`` with ``dtypes={"T": ...}``) as its name; other
+    annotations as they are."""
     if not isinstance(annotation, str):
         return annotation
-    if annotation in lang.DTYPES:
+    if annotation in lang.DTYPES or annotation in dtypes:
         return annotation
     return eval(annotation, func.__globals__, _closure_namespace(func))  # noqa: S307
 
 
-def _parameters(source: _Source, func: Callable) -> list[tuple]:
-    """The ``("field", ...)`` / ``("scalar", ...)`` entries of the stencil's parameters."""
+def resolve_placeholder(dtype: Any, dtypes: dict) -> str:
+    """The dtype name of ``dtype``, through the build's ``dtypes=`` when it is a placeholder
+    name (``Field["T"]``, a scalar annotated ``"T"``)."""
+    if isinstance(dtype, str) and dtype in dtypes:
+        return lang.resolve_dtype(dtypes[dtype])
+    if isinstance(dtype, str) and dtype not in lang.DTYPES and dtype not in ("float", "int"):
+        raise GTScriptDefinitionError(
+            f"dtype {dtype!r} is a placeholder: give its dtype when building, "
+            f"dtypes={{{dtype!r}: np.float64}}"
+        )
+    return lang.resolve_dtype(dtype)
+
+
+def _parameters(source: _Source, func: Callable, dtypes: dict | None = None) -> list[tuple]:
+    """The ``("field", ...)`` / ``("scalar", ...)`` entries of the stencil's parameters;
+    ``dtypes`` resolves dtype placeholders."""
     args = source.node.args
     for star in (args.vararg, args.kwarg):
         if star is not None:
@@ -35,11 +50,11 @@ def _parameters(source: _Source, func: Callable) -> list[tuple]:
             )
     params = []
     for node in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-        params.append(_parameter(source, func, node))
+        params.append(_parameter(source, func, node, dtypes or {}))
     return params
 
 
-def _parameter(source: _Source, func: Callable, node: ast.arg) -> tuple:
+def _parameter(source: _Source, func: Callable, node: ast.arg, dtypes: dict) -> tuple:
     """The tree entry of one parameter, from its (evaluated) annotation."""
     name = node.arg
     if name not in func.__annotations__:
@@ -51,12 +66,13 @@ def _parameter(source: _Source, func: Callable, node: ast.arg) -> tuple:
             node,
         )
     try:
-        annotation = _evaluate_annotation(func, func.__annotations__[name])
+        annotation = _evaluate_annotation(func, func.__annotations__[name], dtypes)
         if isinstance(annotation, lang.FieldDescriptor):
-            return ("field", name, annotation.dtype, annotation.axes, annotation.data_dims)
+            dtype = resolve_placeholder(annotation.dtype, dtypes)
+            return ("field", name, dtype, annotation.axes, annotation.data_dims)
         if annotation is lang.Field:
             raise GTScriptDefinitionError("Field needs a dtype: write Field[np.float64]")
-        return ("scalar", name, lang.resolve_dtype(annotation))
+        return ("scalar", name, resolve_placeholder(annotation, dtypes))
     except Exception as exc:  # a bad annotation: report it at the parameter
         message = exc.msg if isinstance(exc, SyntaxError) else f"{type(exc).__name__}: {exc}"
         raise source.error(

@@ -11,6 +11,7 @@ from ..errors import (
     GTScriptSyntaxError,
 )
 from .externals import _is_docstring
+from .params import resolve_placeholder
 from .scope import _Scope
 from .syntax import (
     _ALLOWED_STATEMENTS,
@@ -166,8 +167,8 @@ class _Statements:
                     raise GTScriptDefinitionError(
                         "temporaries are IJK fields without data dimensions"
                     )
-                return value.dtype
-            return lang.resolve_dtype(value)
+                return resolve_placeholder(value.dtype, self.dtypes)
+            return resolve_placeholder(value, self.dtypes)
         except GTScriptDefinitionError as exc:
             raise scope.error(GTScriptDefinitionError, exc.msg, annotation) from None
 

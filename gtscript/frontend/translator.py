@@ -17,8 +17,16 @@ from .structure import _Structure
 class _Translator(_Names, _Structure, _Statements, _Expressions, _Calls):
     """Translates one stencil definition (and the functions it calls) into the tree."""
 
-    def __init__(self, source: _Source, func: Callable, externals: dict, params: list[tuple]):
+    def __init__(
+        self,
+        source: _Source,
+        func: Callable,
+        externals: dict,
+        params: list[tuple],
+        dtypes: dict | None = None,
+    ):
         self.source = source
+        self.dtypes = dtypes or {}  # dtype placeholder name -> dtype
         self.func = func
         self.externals = externals
         self.params = {param[1]: param for param in params}

@@ -1,0 +1,130 @@
+"""What a stencil object reports about its arguments and domain, in GT4Py's shapes.
+
+GT4Py's stencil objects describe themselves with ``field_info[name]`` (access kind, boundary,
+axes, data dimensions, dtype), ``parameter_info[name]`` and ``domain_info``; code written for
+GT4Py reads these to size halos and allocate arrays.  The classes here give the same
+attributes.  A :class:`FieldInfo` also stays the mapping gtscript has always returned
+(``info["extent"]``, ``info["intent"]``, ``info["dtype"]`` as a name, ``info["axes"]`` as a
+string, ``info["data_dims"]``), so both spellings work on one object.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AccessKind", "Boundary", "DomainInfo", "FieldInfo", "ParameterInfo"]
+
+
+class AccessKind(enum.IntFlag):
+    """How a stencil uses an argument (GT4Py's flag values: READ | WRITE is READ_WRITE)."""
+
+    NONE = 0
+    READ = 1
+    WRITE = 2
+    READ_WRITE = READ | WRITE
+
+    def __str__(self) -> str:
+        return str(self.name)
+
+
+_ACCESS_OF_INTENT = {
+    "in": AccessKind.READ,
+    "out": AccessKind.WRITE,
+    "inout": AccessKind.READ_WRITE,
+    "unused": AccessKind.NONE,
+}
+
+
+class Boundary(tuple):
+    """``((i_lo, i_hi), (j_lo, j_hi), (k_lo, k_hi))``: how many points around the compute
+    domain a field's accesses reach, on each side of each axis (never negative: an access
+    that stays inside the domain needs no halo)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_extent(cls, extent) -> Boundary:
+        """From an access extent ``((i_min, i_max), ...)`` of signed offsets."""
+        return cls((max(0, -lo), max(0, hi)) for lo, hi in extent)
+
+    @property
+    def lower_indices(self) -> tuple[int, ...]:
+        return tuple(lo for lo, _ in self)
+
+    @property
+    def upper_indices(self) -> tuple[int, ...]:
+        return tuple(hi for _, hi in self)
+
+    @property
+    def frame_size(self) -> tuple[int, ...]:
+        """Points of halo per axis, both sides together."""
+        return tuple(lo + hi for lo, hi in self)
+
+    def __repr__(self) -> str:
+        return f"Boundary({tuple(self)!r})"
+
+
+class FieldInfo(dict):
+    """One field argument: a mapping (``extent``, ``intent``, ``dtype``, ``axes``,
+    ``data_dims``) with GT4Py's attributes on top (``access``, ``boundary``, ``axes`` as a
+    tuple, ``data_dims``, ``dtype`` as a :class:`numpy.dtype`)."""
+
+    @property
+    def access(self) -> AccessKind:
+        return _ACCESS_OF_INTENT[self["intent"]]
+
+    @property
+    def boundary(self) -> Boundary:
+        return Boundary.from_extent(self["extent"])
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return tuple(self["axes"])
+
+    @property
+    def data_dims(self) -> tuple[int, ...]:
+        return tuple(self["data_dims"])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self["dtype"])
+
+    @property
+    def domain_mask(self) -> tuple[bool, ...]:
+        """Per axis I, J, K: whether the field has it."""
+        return tuple(axis in self["axes"] for axis in "IJK")
+
+    @property
+    def domain_ndim(self) -> int:
+        return len(self["axes"])
+
+    @property
+    def mask(self) -> tuple[bool, ...]:
+        """:attr:`domain_mask`, then True per data dimension."""
+        return (*self.domain_mask, *((True,) * len(self["data_dims"])))
+
+    @property
+    def ndim(self) -> int:
+        """Dimensions of the array the field is called with."""
+        return len(self["axes"]) + len(self["data_dims"])
+
+
+@dataclass(frozen=True)
+class ParameterInfo:
+    """One scalar argument: whether the stencil reads it, and its dtype."""
+
+    access: AccessKind
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class DomainInfo:
+    """The iteration space: I and J are parallel, K is swept (possibly in order)."""
+
+    parallel_axes: tuple[str, ...]
+    sequential_axis: str
+    min_sequential_axis_size: int
+    ndim: int
