@@ -9,6 +9,7 @@ the C core, and adds the notebook-facing presentation.
 from __future__ import annotations
 
 import html
+import inspect
 import threading
 import time
 import warnings
@@ -41,7 +42,9 @@ class Stencil(_core.Module):
                 axes = "" if p[3] == "IJK" else f"{p[3]}, "
                 parts.append(f"{p[1]}: Field[{axes}{p[2]}{dims}]")
             else:
-                parts.append(f"{p[1]}: {p[2]}")
+                default = self._defaults.get(p[1], inspect.Parameter.empty)
+                parts.append(f"{p[1]}: {p[2]}" + ("" if default is inspect.Parameter.empty
+                                                  else f" = {default!r}"))
         return f"{self.__name__}({', '.join(parts)})"
 
     @property
@@ -76,15 +79,13 @@ class NumpyStencil(Stencil):
     """The reference backend: the C core analyses and validates, NumPy executes."""
 
     def __call__(self, *args, **kwargs):
+        call_start = time.perf_counter()
         fields, scalars, domain, exec_info = self.bind(*args, **kwargs)
-        start = time.perf_counter()
+        run_start = time.perf_counter()
         numpy_backend.execute(self._tree, fields, scalars, domain)
-        end = time.perf_counter()
+        run_end = time.perf_counter()
         if exec_info is not None:
-            exec_info.update(call_start_time=start, call_end_time=end, run_start_time=start,
-                             run_end_time=end, run_time=end - start, backend="numpy",
-                             module_source=self.build_info["module_source"],
-                             build_time=self.build_info["build_time"])
+            self._record_call(exec_info, fields, domain, call_start, run_start, run_end)
 
     @property
     def _tree(self):
@@ -103,6 +104,20 @@ def _check_options(options: dict) -> dict:
             raise TypeError(f"unknown stencil option {key!r} (known: "
                             f"{', '.join(sorted(_CODE_OPTIONS | {'rebuild', 'name'}))})")
     return code_options
+
+
+#: Keyword arguments every call takes besides the stencil's own (cuda adds ``stream``).
+_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None))
+
+
+def _call_signature(definition, backend) -> inspect.Signature:
+    """What ``inspect.signature`` shows for a stencil: the definition's parameters, with their
+    defaults, then the call's keyword-only options."""
+    params = list(inspect.signature(definition).parameters.values())
+    options = _CALL_OPTIONS + ((("stream", None),) if backend == "cuda" else ())
+    return inspect.Signature(params + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+        for name, default in options])
 
 
 def _reissue(build_warnings):
@@ -142,6 +157,7 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.options = code_options
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
+    module.__signature__ = _call_signature(definition, backend)
     with _memory_lock:
         _memory_cache[key] = module
     return module
