@@ -19,6 +19,7 @@ they are not contiguous; stencils do not need them to be.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -80,8 +81,17 @@ def _backend(backend) -> str:
     if backend not in _noted:
         _noted.add(backend)
         warnings.warn(f"gtscript.storage: GT4Py backend {backend!r} is gtscript's {mapped!r} "
-                      f"(arrays get the {mapped!r} layout)", stacklevel=3)
+                      f"(arrays get the {mapped!r} layout)", stacklevel=_caller_level())
     return mapped
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this module, seen from the function
+    calling ``warnings.warn`` (so the note names the user's line)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _backend_order(backend) -> str:

@@ -166,10 +166,12 @@ static bool parse_triple(PyObject *o, const char *what, const char *name, int n,
         long long x = v ? PyLong_AsLongLong(v) : -1;
         Py_XDECREF(v);
         if (x == -1 && PyErr_Occurred()) {
+            bool too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
             Py_DECREF(seq);
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s%s%s must contain integers", what, name ? " of " : "",
-                         name ? name : "");
+            PyErr_Format(too_big ? PyExc_ValueError : PyExc_TypeError, "%s%s%s must contain %s",
+                         what, name ? " of " : "", name ? name : "",
+                         too_big ? "integers of at most 64 bits" : "integers");
             return false;
         }
         out[i] = x;
@@ -331,7 +333,7 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
             if (__builtin_sub_overflow((int64_t)PyArray_DIM((PyArrayObject *)b->value[i], d),
                                        b->origin[i][a], &room) ||
                 __builtin_sub_overflow(room, upper_extent(st, s, a), &size)) {
-                PyErr_Format(PyExc_OverflowError, "origin %lld of '%s' along %c is out of range",
+                PyErr_Format(PyExc_ValueError, "origin %lld of '%s' along %c is out of range",
                              (long long)b->origin[i][a], s->name, "IJK"[a]);
                 return false;
             }
