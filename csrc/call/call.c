@@ -587,6 +587,16 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain);
 }
 
+char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin) {
+    PyArrayObject *arr = (PyArrayObject *)array;
+    uintptr_t at = (uintptr_t)PyArray_BYTES(arr);
+    for (int a = 0; a < 3; a++) {
+        int d = field_dim_of(s, a);
+        if (d >= 0) at += (uintptr_t)origin[a] * (uintptr_t)PyArray_STRIDE(arr, d); /* modulo 2^64 */
+    }
+    return (char *)at;
+}
+
 /* ---- scalars ------------------------------------------------------------------------ */
 
 bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
@@ -765,13 +775,11 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         if (s->kind != SYM_FIELD || !bound_present(&b, i)) continue; /* never accessed */
         PyArrayObject *arr = (PyArrayObject *)b.value[i];
         int item = dtype_size(s->dtype);
-        char *ptr = PyArray_BYTES(arr);
+        char *ptr = field_origin_address(s, b.value[i], b.origin[i]);
         int64_t sv[GT_STRIDES] = {0};
         for (int a = 0; a < 3; a++) {
             int d = field_dim_of(s, a);
-            if (d < 0) continue;
-            sv[a] = PyArray_STRIDE(arr, d) / item;
-            ptr += b.origin[i][a] * PyArray_STRIDE(arr, d);
+            if (d >= 0) sv[a] = PyArray_STRIDE(arr, d) / item;
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
         for (int w = 0; w < plan->nthreads; w++) {

@@ -57,6 +57,11 @@ void bound_release(Bound *b);
 /* Whether parameter i has an argument (false: an unused parameter passed None or left out). */
 static inline bool bound_present(const Bound *b, int i) { return b->value[i] != NULL; }
 
+/* The address of the element at `origin` of field s in its array (the kernel's base pointer).
+ * Computed on integers: with a negative origin (allowed where only positive offsets are
+ * read) it lies before the array, where C pointer arithmetic is undefined. */
+char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin);
+
 /* A scalar argument's value in its dtype, into an 8-byte slot; false with an exception. */
 bool scalar_value(const Symbol *s, PyObject *o, char *slot);
 

@@ -350,12 +350,12 @@ static bool bind_fields(Launch *L, const Views *v, const Bound *b, char **ptrs, 
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
         for (int a = 0; a < 3; a++) {
             int d = field_dim_of(s, a);
-            if (d < 0) continue;
-            sv[a] = PyArray_STRIDE(arr, d) / item;
-            p += b->origin[i][a] * PyArray_STRIDE(arr, d);
+            if (d >= 0) sv[a] = PyArray_STRIDE(arr, d) / item;
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
-        ptrs[s->slot] = p;
+        /* the origin element's address, on integers (a negative origin lies before the array) */
+        uintptr_t host_origin = (uintptr_t)field_origin_address(s, b->value[i], b->origin[i]);
+        ptrs[s->slot] = (char *)((uintptr_t)p + (host_origin - (uintptr_t)PyArray_BYTES(arr)));
     }
     return true;
 }
