@@ -144,6 +144,19 @@ def test_default_domain_of_disagreeing_arrays_is_an_error(fields, any_backend):
     fields.assert_written_only_in(out, before, (1, 2, 3), (3, 2, 1), inp[1:4, 2:4, 3:4])
 
 
+def test_domain_checks_hold_without_validation(fields, any_backend):
+    """validate_args=False skips the costly checks, not these: they decide what is computed."""
+    st = build(any_backend, copy_defn)
+    inp, out = fields.random((10, 4, 3)), fields.sentinel((8, 4, 3))
+    fails(fields, ValueError, "disagree", lambda: st(inp, out, validate_args=False), inp, out)
+    fails(fields, ValueError, r"^domain", lambda: st(inp, out, domain=(0, 1, 1), validate_args=False),
+          inp, out)
+    lap = build(any_backend, lap_defn)
+    tiny, tiny_out = fields.random((2, 4, 3)), fields.sentinel((2, 4, 3))
+    fails(fields, ValueError, "too small", lambda: lap(tiny, tiny_out, validate_args=False),
+          tiny, tiny_out)
+
+
 def test_disagreeing_k_sizes_are_an_error_too(fields, backend):
     st = gtscript.stencil(backend, copy_defn)
     inp, out = fields.random((6, 6, 7)), fields.sentinel((6, 6, 5))
