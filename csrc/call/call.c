@@ -549,12 +549,12 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         return false;
     }
     if (!bind_args(m, args, kwargs, b, &origin, &domain)) return false;
-    memset(b->owned, 0, sizeof b->owned);
-    b->nparams = st->nparams;
-    bool has_own[256] = {false};
+    bool has_own[256];
     int64_t own_origin[256][3];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
+        b->owned[i] = has_own[i] = false;
+        b->nparams = i + 1;
         if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyObject *arr = field_array(s, b->value[i], &has_own[i], own_origin[i]);
         if (arr == NULL) return false;
@@ -758,7 +758,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     CpuVariant variant = {layout, b.shared};
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) goto done;
-    char scalars[8 * 256] = {0};
+    char scalars[8 * 256]; /* an unused parameter's slot is never read */
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
