@@ -231,6 +231,12 @@ def test_exec_info_origin_has_zeros_for_data_dimensions(fields, backend):
     st(inp, out, exec_info=info)
     assert info["origin"] == {"inp": (0, 0, 0, 0), "out": (0, 0, 0)}
     fields.assert_close(out, inp[..., 0] - inp[..., 1])
+    # the reported origins are valid origin= arguments, as in GT4Py
+    out2 = fields.sentinel((3, 3, 3))
+    st(inp, out2, origin={"inp": (1, 0, 1, 0), "out": (1, 0, 1)}, domain=(2, 3, 2))
+    fields.assert_close(out2[1:, :, 1:], (inp[..., 0] - inp[..., 1])[1:, :, 1:])
+    fails(fields, ValueError, "data dimensions must be 0", lambda: st(
+        inp, out2, origin={"inp": (1, 0, 1, 1)}, domain=(2, 3, 2)), inp, out2)
 
 
 def test_exec_info_aggregates_per_stencil(fields, any_backend):

@@ -253,9 +253,18 @@ static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b, const
         if (n == 3) {
             if (!parse_triple(own, "origin", s->name, 3, b->origin[i])) return false;
         } else {
-            /* the field's own axes only, e.g. (i, j) for an IJ field */
-            int64_t v[3];
-            if (!parse_triple(own, "origin", s->name, field_naxes(s), v)) return false;
+            /* the field's own axes only, e.g. (i, j) for an IJ field; or, as exec_info reports
+             * it (GT4Py's form), followed by a zero per data dimension */
+            int naxes = field_naxes(s), nall = n == naxes + s->ndata ? (int)n : naxes;
+            int64_t v[3 + GT_MAX_DATA_DIMS];
+            if (!parse_triple(own, "origin", s->name, nall, v)) return false;
+            for (int d = naxes; d < nall; d++)
+                if (v[d] != 0) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "origin of %s: the entries for its data dimensions must be 0",
+                                 s->name);
+                    return false;
+                }
             for (int a = 0, d = 0; a < 3; a++)
                 if (s->axes & (1 << a)) b->origin[i][a] = v[d++];
         }
