@@ -124,7 +124,7 @@ static bool dims_permutation(const Symbol *s, PyObject *dims, int ndim, npy_intp
         int target = -1;
         if (n && strlen(n) == 1 && strchr("IJK", n[0])) {
             target = field_dim_of(s, (int)(strchr("IJK", n[0]) - "IJK"));
-        } else if (n && n[0] >= '0' && n[0] <= '9' && strlen(n) <= 2) {
+        } else if (n && n[0] && strlen(n) <= 2 && strspn(n, "0123456789") == strlen(n)) {
             int k = atoi(n);
             if (k < s->ndata) target = naxes + k;
         }
