@@ -580,3 +580,65 @@ def test_storage_gpu_names_map_to_cuda(monkeypatch):
             storage.zeros((2, 2, 2), backend="gt:gpu")
     with pytest.warns(UserWarning, match="'dace:gpu' is gtscript's 'cuda'"):
         assert storage.layout((4, 4, 4), np.float64, backend="dace:gpu").order == "F"
+
+
+# ---------------------------------------------------------------- the domain rule, at random
+
+def _expected_domain(shapes, origins, uppers, lowers, domain):
+    """The rule of docs/calling.md, written independently: the domain a call computes, or
+    None when it must be refused. shapes/origins per field (3 axes), uppers/lowers per field
+    the offsets read beyond/below each point."""
+    if domain is not None:
+        if min(domain) <= 0:
+            return None
+        chosen = domain
+    else:
+        chosen = []
+        for a in range(3):
+            rooms = [s[a] - o[a] for s, o in zip(shapes, origins)]
+            sizes = [r - u[a] for r, u in zip(rooms, uppers)]
+            if len(set(rooms)) > 1 and len(set(sizes)) > 1:
+                return None
+            if min(sizes) <= 0:
+                return None
+            chosen.append(min(sizes))
+    for s, o, u, lo in zip(shapes, origins, uppers, lowers):
+        for a in range(3):
+            if o[a] + lo[a] < 0 or o[a] + chosen[a] + u[a] > s[a]:
+                return None
+    return tuple(chosen)
+
+
+def test_the_domain_rule_at_random(fields, backend):
+    """shift2 reads inp at +2 along I only: random shapes, origins (negative ones too) and
+    domains either run exactly the domain the rule gives, or are refused with nothing
+    written."""
+    st = gtscript.stencil(backend, shift2_defn)
+    rng = np.random.default_rng(7)
+    ran = refused = 0
+    for _ in range(300):
+        base = rng.integers(1, 8, size=3)
+        shapes = [tuple(int(n + rng.integers(0, 3) * (rng.random() < 0.2)) for n in base)
+                  for _ in range(2)]
+        origins = [tuple(int(rng.integers(-2, 3)) if rng.random() < 0.2 else 0 for _ in range(3))
+                   for _ in range(2)]
+        domain = (None if rng.random() < 0.6
+                  else tuple(int(rng.integers(0, 5)) for _ in range(3)))
+        uppers, lowers = [(2, 0, 0), (0, 0, 0)], [(2, 0, 0), (0, 0, 0)]
+        expect = _expected_domain(shapes, origins, uppers, lowers, domain)
+        inp, out = fields.random(shapes[0]), fields.sentinel(shapes[1])
+        kwargs = dict(origin={"inp": origins[0], "out": origins[1]}, domain=domain)
+        if expect is None:
+            fails(fields, ValueError, ".", lambda: st(inp, out, **kwargs), inp, out)
+            refused += 1
+            continue
+        before = out.copy()
+        info = {}
+        st(inp, out, exec_info=info, **kwargs)
+        assert info["domain"] == expect
+        (oi, oj, ok), (pi, pj, pk) = origins
+        ni, nj, nk = expect
+        values = inp[oi + 2:oi + 2 + ni, oj:oj + nj, ok:ok + nk]
+        fields.assert_written_only_in(out, before, origins[1], expect, values)
+        ran += 1
+    assert ran > 20 and refused > 20  # both outcomes are exercised
