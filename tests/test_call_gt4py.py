@@ -308,6 +308,23 @@ def test_scalar_defaults_are_used_when_omitted(fields, any_backend):
         fields.assert_close(out, w * inp + s)
 
 
+def positional_default_defn(inp: Field[np.float64], out: Field[np.float64], w: np.float32 = 0.25,
+                            flag: bool = True):
+    with computation(PARALLEL), interval(...):
+        out = w * inp if flag else inp
+
+
+def test_positional_scalar_defaults(fields, any_backend):
+    st = build(any_backend, positional_default_defn)
+    inp = fields.random((3, 4, 2))
+    for args, expect in [((), 0.25 * inp), ((np.float32(0.5),), 0.5 * inp),
+                         ((0.5, False), inp)]:
+        out = fields.sentinel((3, 4, 2))
+        st(inp, out, *args)
+        fields.assert_close(out, expect)
+    assert inspect.signature(st).parameters["w"].default == 0.25
+
+
 def test_scalar_defaults_in_signature_and_repr(any_backend):
     st = build(any_backend, scale_defn)
     sig = inspect.signature(st)
