@@ -391,14 +391,16 @@ static PyMethodDef Module_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))Module_bind, METH_VARARGS | METH_KEYWORDS,
      "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, exec_info)."},
     {"_record_call", (PyCFunction)Module_record_call, METH_VARARGS,
-     "Fill exec_info after a numpy-backend call: (exec_info, fields, domain, call_start, run_start, run_end)."},
+     "Fill exec_info after a numpy-backend call: "
+     "(exec_info, fields, domain, call_start, run_start, run_end)."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef Module_getset[] = {
     {"field_info", (getter)Module_get_field_info, NULL, "Per field: access extent, intent, dtype.", NULL},
     {"halo", (getter)Module_get_halo, NULL, "((i-, i+), (j-, j+), (k-, k+)) over all fields.", NULL},
-    {"_defaults", (getter)Module_get_defaults, NULL, "{scalar parameter: its default value}.", NULL},
+    {"_defaults", (getter)Module_get_defaults, NULL, "{scalar parameter: its default value}.",
+     NULL},
     {"min_k_levels", (getter)Module_get_min_k_levels, NULL, "Fewest K levels a domain may have.", NULL},
     {"build_info", (getter)Module_get_build_info, NULL, "How and how fast the module was built.", NULL},
     {"cache_key", (getter)Module_get_cache_key, NULL, "SHA-256 key of the compiled code (see docs/caching.md).", NULL},

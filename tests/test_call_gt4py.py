@@ -149,8 +149,8 @@ def test_domain_checks_hold_without_validation(fields, any_backend):
     st = build(any_backend, copy_defn)
     inp, out = fields.random((10, 4, 3)), fields.sentinel((8, 4, 3))
     fails(fields, ValueError, "disagree", lambda: st(inp, out, validate_args=False), inp, out)
-    fails(fields, ValueError, r"^domain", lambda: st(inp, out, domain=(0, 1, 1), validate_args=False),
-          inp, out)
+    fails(fields, ValueError, r"^domain",
+          lambda: st(inp, out, domain=(0, 1, 1), validate_args=False), inp, out)
     lap = build(any_backend, lap_defn)
     tiny, tiny_out = fields.random((2, 4, 3)), fields.sentinel((2, 4, 3))
     fails(fields, ValueError, "too small", lambda: lap(tiny, tiny_out, validate_args=False),
@@ -252,9 +252,10 @@ def test_exec_info_aggregates_per_stencil(fields, any_backend):
     (copy_id, copy_stats), = [(k, v) for k, v in stats.items() if k.startswith("copy_defn")]
     (lap_id, lap_stats), = [(k, v) for k, v in stats.items() if k.startswith("lap_defn")]
     assert copy_stats["ncalls"] == 3 and lap_stats["ncalls"] == 1
-    assert copy_stats["total_call_time"] >= 3 * 0.0 and copy_stats["total_call_time"] >= copy_stats["call_time"]
+    assert copy_stats["total_call_time"] >= copy_stats["call_time"] > 0.0
     assert copy_stats["total_run_time"] >= copy_stats["run_time"] >= 0.0
-    assert lap_stats["call_time"] == pytest.approx(lap_stats["call_end_time"] - lap_stats["call_start_time"])
+    assert lap_stats["call_time"] == pytest.approx(
+        lap_stats["call_end_time"] - lap_stats["call_start_time"])
     assert lap_stats["run_time"] == pytest.approx(info["run_end_time"] - info["run_start_time"])
     assert any_backend in copy_id
 
@@ -292,8 +293,9 @@ def test_exec_info_keys_are_gt4pys(fields):
 
 def _gt4py():
     os.environ.setdefault("GT_CACHE_ROOT", tempfile.mkdtemp(prefix="gt4py-cache-"))
-    gt4py = pytest.importorskip("gt4py.cartesian.gtscript")
-    return gt4py
+    from gt4py.cartesian import gtscript as gt4py_gtscript  # a test dependency
+
+    return gt4py_gtscript
 
 
 # ========================================================================= 2. conveniences
@@ -349,7 +351,8 @@ def test_scalar_defaults_match_gt4py(fields):
 
 
 def test_a_default_of_the_wrong_kind_is_refused_at_build(backend):
-    def bad_default_defn(inp: Field[np.float64], out: Field[np.float64], *, weight: np.float64 = "x"):
+    def bad_default_defn(inp: Field[np.float64], out: Field[np.float64], *,
+                         weight: np.float64 = "x"):
         with computation(PARALLEL), interval(...):
             out = weight * inp
 
@@ -454,7 +457,8 @@ class CopyingArray:
         return self._arr.copy()
 
 
-@pytest.mark.parametrize("wrap", [memoryview, WithInterface, WithArray], ids=lambda w: getattr(w, "__name__", "memoryview"))
+@pytest.mark.parametrize("wrap", [memoryview, WithInterface, WithArray],
+                         ids=["memoryview", "array_interface", "array_method"])
 def test_array_likes_viewed_without_copy_are_inputs_and_outputs(fields, any_backend, wrap):
     st = build(any_backend, lap_defn)
     inp, out = fields.random((6, 5, 3)), fields.sentinel((6, 5, 3))
@@ -474,7 +478,7 @@ def test_bytearray_buffer_output(fields, backend):
 
 
 def test_xarray_dataarrays(fields, any_backend):
-    xr = pytest.importorskip("xarray")
+    import xarray as xr  # a test dependency, as GT4Py is
     st = build(any_backend, copy_defn)
     inp = xr.DataArray(fields.random((4, 3, 2)), dims=("x", "y", "z"))
     out = xr.DataArray(np.full((4, 3, 2), fields.SENTINEL), dims=("x", "y", "z"))
@@ -567,7 +571,7 @@ def test_storage_keeps_data_dimension_dtypes_like_gt4py():
         a = make((4, 5, 3), *args, dtype=(np.float32, (2, 3)), aligned_index=(0, 1, 1))
         assert a.shape == (4, 5, 3, 2, 3) and a.dtype == np.float32
     assert np.all(storage.full((2, 2, 2), 7.0, dtype=(np.float64, (3,))) == 7.0)
-    gs = pytest.importorskip("gt4py.storage")
+    import gt4py.storage as gs
     theirs = gs.from_array(data, dtype=(np.float64, (2,)), backend="numpy")
     assert theirs.shape == arr.shape
     assert gs.zeros((4, 5, 3), dtype=(np.float32, (2, 3)), backend="numpy").shape == \

@@ -64,15 +64,16 @@ static PyObject *convert(const Symbol *s, PyObject *o) {
     }
     if (!has_array_protocol(o)) {
         PyErr_Format(PyExc_TypeError,
-                     "argument '%s' must be an array: a NumPy array or an object NumPy views without "
-                     "a copy (buffer protocol, __array_interface__, __array__), got %s",
+                     "argument '%s' must be an array: a NumPy array or an object NumPy views "
+                     "without a copy (buffer protocol, __array_interface__, __array__), got %s",
                      s->name, type);
         return NULL;
     }
     if (!s->written) {
         PyObject *a = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
         if (a == NULL) {
-            snprintf(msg, sizeof msg, "argument '%s' (%s) could not be read as an array", s->name, type);
+            snprintf(msg, sizeof msg, "argument '%s' (%s) could not be read as an array",
+                     s->name, type);
             raise_from(PyExc_TypeError, msg);
         }
         return a;
@@ -183,9 +184,9 @@ PyObject *field_array(const Symbol *s, PyObject *o, bool *has_origin, int64_t or
     if (is_masked < 0) return NULL;
     if (is_masked) {
         PyErr_Format(PyExc_TypeError,
-                     "argument '%s' is a masked array (numpy.ma.MaskedArray): a stencil would ignore "
-                     "its mask; pass x.filled(value) for the values to use at masked points, or "
-                     "x.data to ignore the mask on purpose",
+                     "argument '%s' is a masked array (numpy.ma.MaskedArray): a stencil would "
+                     "ignore its mask; pass x.filled(value) for the values to use at masked "
+                     "points, or x.data to ignore the mask on purpose",
                      s->name);
         return NULL;
     }

@@ -410,7 +410,8 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
         int d = field_dim_of(s, a);
         if (d < 0 || !s->has_access) continue;
         int64_t lo, hi;
-        if (!add3(o[a], s->reach_lo[a], 0, &lo, s) || !add3(o[a], n[a], s->reach_hi[a], &hi, s)) return false;
+        if (!add3(o[a], s->reach_lo[a], 0, &lo, s) || !add3(o[a], n[a], s->reach_hi[a], &hi, s))
+            return false;
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': origin %lld + domain %lld along %c with the stencil's "
@@ -601,7 +602,7 @@ char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *orig
     uintptr_t at = (uintptr_t)PyArray_BYTES(arr);
     for (int a = 0; a < 3; a++) {
         int d = field_dim_of(s, a);
-        if (d >= 0) at += (uintptr_t)origin[a] * (uintptr_t)PyArray_STRIDE(arr, d); /* modulo 2^64 */
+        if (d >= 0) at += (uintptr_t)origin[a] * (uintptr_t)PyArray_STRIDE(arr, d); /* mod 2^64 */
     }
     return (char *)at;
 }

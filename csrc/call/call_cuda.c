@@ -298,7 +298,8 @@ static bool j_fastest(const Stencil *st, const Bound *b) {
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2) {
-    PyObject *extra = Py_BuildValue("{s:s}", "device", m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
+    PyObject *extra = Py_BuildValue("{s:s}", "device",
+                                    m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
     ExecTimes times = {t0, t1, t2};
     bool ok = extra && exec_info_record(m, b, b->exec_info, &times, extra);
     Py_XDECREF(extra);

@@ -83,7 +83,7 @@ static bool aggregate(ModuleObject *m, PyObject *info, double call_start, double
     return put(stats, "call_start_time", PyFloat_FromDouble(call_start)) &&
            put(stats, "call_end_time", PyFloat_FromDouble(call_end)) &&
            put(stats, "call_time", PyFloat_FromDouble(call_end - call_start)) &&
-           put(stats, "total_call_time", PyFloat_FromDouble(total_call + (call_end - call_start))) &&
+           put(stats, "total_call_time", PyFloat_FromDouble(total_call + call_end - call_start)) &&
            put(stats, "ncalls", PyLong_FromLongLong(ncalls + 1)) &&
            put(stats, "run_time", PyFloat_FromDouble(run_time)) &&
            put(stats, "total_run_time", PyFloat_FromDouble(total_run + run_time));
@@ -103,7 +103,8 @@ static bool record(ModuleObject *m, PyObject *info, const ExecTimes *t, const in
         !put(info, "domain", Py_BuildValue("(LLL)", (long long)domain[0], (long long)domain[1],
                                            (long long)domain[2])) ||
         !put(info, "origin", Py_NewRef(origin)) ||
-        !put(info, "module_source", PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build")) ||
+        !put(info, "module_source",
+             PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build")) ||
         !put(info, "build_time", PyFloat_FromDouble(m->build_seconds)) ||
         !put(info, "backend", PyUnicode_FromString(backend_name(m))))
         return false;
