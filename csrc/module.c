@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "backend/cuda/module_cuda.h"
 #include "call/call.h"
+#include "call/exec_info.h"
 #include "call/plan.h"
 #include "backend/cpu/build.h"
 #include "cache/cache.h"
@@ -149,6 +150,29 @@ static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
     return *ok ? (int)x : dflt;
 }
 
+/* The defaults of scalar parameters (a fourth entry of a "scalar" parameter in the
+ * definition tree), checked against their dtypes now so that a call never finds a bad one. */
+static bool read_defaults(ModuleObject *m, PyObject *definition) {
+    PyObject *params = PyDict_Check(definition) ? PyDict_GetItemString(definition, "params") : NULL;
+    if (params == NULL || !PyList_Check(params)) return true; /* ir_build has rejected it */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(params); i++) {
+        PyObject *p = PyList_GET_ITEM(params, i);
+        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) < 4 || i >= m->st->nparams) continue;
+        const Symbol *s = m->st->params[i];
+        if (s->kind != SYM_SCALAR) continue;
+        PyObject *value = PyTuple_GET_ITEM(p, 3);
+        char slot[8];
+        if (!scalar_value(s, value, slot)) {
+            PyErr_Format(PyExc_TypeError, "the default of parameter '%s' (%R) is not a %s value",
+                         s->name, value, dtype_name(s->dtype));
+            return false;
+        }
+        if (m->defaults == NULL && (m->defaults = PyDict_New()) == NULL) return false;
+        if (PyDict_SetItemString(m->defaults, s->name, value) < 0) return false;
+    }
+    return true;
+}
+
 static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *definition, *options = NULL;
     const char *backend;
@@ -212,6 +236,10 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         Py_DECREF(m);
         return NULL;
     }
+    if (!read_defaults(m, definition)) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *rb = options ? PyDict_GetItemString(options, "rebuild") : NULL;
     int rebuild = rb ? PyObject_IsTrue(rb) : 0;
     if (rebuild < 0 || !emit_warnings(m->st) ||
@@ -229,6 +257,7 @@ static void Module_dealloc(ModuleObject *m) {
     PyObject_GC_UnTrack(m);
     if (m->weakrefs) PyObject_ClearWeakRefs((PyObject *)m);
     Py_CLEAR(m->dict);
+    Py_CLEAR(m->defaults);
     plan_free(m->plan);
     cache_entry_unref(m->code);
     for (int v = 0; v < CPU_VARIANT_COUNT; v++) cache_entry_unref(m->variant_code[v]);
@@ -240,12 +269,14 @@ static void Module_dealloc(ModuleObject *m) {
 
 static int Module_traverse(ModuleObject *m, visitproc visit, void *arg) {
     Py_VISIT(m->dict);
+    Py_VISIT(m->defaults);
     Py_VISIT(Py_TYPE(m));
     return 0;
 }
 
 static int Module_clear(ModuleObject *m) {
     Py_CLEAR(m->dict);
+    Py_CLEAR(m->defaults);
     return 0;
 }
 
@@ -281,6 +312,14 @@ static PyObject *Module_source(ModuleObject *m, PyObject *unused) {
 
 static PyObject *Module_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     return call_bind(m, args, kwargs);
+}
+
+static PyObject *Module_record_call(ModuleObject *m, PyObject *args) {
+    return exec_info_record_method(m, args);
+}
+
+static PyObject *Module_get_defaults(ModuleObject *m, void *unused) {
+    return m->defaults ? PyDict_Copy(m->defaults) : PyDict_New();
 }
 
 static PyObject *extent_tuple(const Symbol *s) {
@@ -363,12 +402,17 @@ static PyMethodDef Module_methods[] = {
     {"_cuda_info", (PyCFunction)cuda_method_info, METH_NOARGS, "cuda: kernels and temporaries' storage."},
     {"bind", (PyCFunction)(void (*)(void))Module_bind, METH_VARARGS | METH_KEYWORDS,
      "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, exec_info)."},
+    {"_record_call", (PyCFunction)Module_record_call, METH_VARARGS,
+     "Fill exec_info after a numpy-backend call: "
+     "(exec_info, fields, domain, call_start, run_start, run_end)."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef Module_getset[] = {
     {"field_info", (getter)Module_get_field_info, NULL, "Per field: access extent, intent, dtype.", NULL},
     {"halo", (getter)Module_get_halo, NULL, "((i-, i+), (j-, j+), (k-, k+)) over all fields.", NULL},
+    {"_defaults", (getter)Module_get_defaults, NULL, "{scalar parameter: its default value}.",
+     NULL},
     {"min_k_levels", (getter)Module_get_min_k_levels, NULL, "Fewest K levels a domain may have.", NULL},
     {"build_info", (getter)Module_get_build_info, NULL, "How and how fast the module was built.", NULL},
     {"cache_key", (getter)Module_get_cache_key, NULL, "SHA-256 key of the compiled code (see docs/caching.md).", NULL},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import html
 import importlib
+import inspect
 import numbers
 import os
 import sys
@@ -21,8 +22,13 @@ import warnings
 import numpy as np
 
 from . import _core, frontend, lang, numpy_backend
-from .errors import GT4PyCompatibilityWarning, GTScriptDefinitionError, GTScriptSyntaxError
+from .errors import (
+    GT4PyCompatibilityWarning,
+    GTScriptDefinitionError,
+    GTScriptSyntaxError,
+)
 from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
+from .storage import GT4PY_BACKENDS
 
 BACKENDS = ("cpu", "numpy", "cuda")
 
@@ -129,7 +135,9 @@ class Stencil(_core.Module):
                 axes = "" if p[3] == "IJK" else f"{p[3]}, "
                 parts.append(f"{p[1]}: Field[{axes}{p[2]}{dims}]")
             else:
-                parts.append(f"{p[1]}: {p[2]}")
+                default = self._defaults.get(p[1], inspect.Parameter.empty)
+                parts.append(f"{p[1]}: {p[2]}" + ("" if default is inspect.Parameter.empty
+                                                  else f" = {default!r}"))
         return f"{self.__name__}({', '.join(parts)})"
 
     @property
@@ -164,15 +172,13 @@ class NumpyStencil(Stencil):
     """The reference backend: the C core analyses and validates, NumPy executes."""
 
     def __call__(self, *args, **kwargs):
+        call_start = time.perf_counter()
         fields, scalars, domain, exec_info = self.bind(*args, **kwargs)
-        start = time.perf_counter()
+        run_start = time.perf_counter()
         numpy_backend.execute(self._tree, fields, scalars, domain)
-        end = time.perf_counter()
+        run_end = time.perf_counter()
         if exec_info is not None:
-            exec_info.update(call_start_time=start, call_end_time=end, run_start_time=start,
-                             run_end_time=end, run_time=end - start, backend="numpy",
-                             module_source=self.build_info["module_source"],
-                             build_time=self.build_info["build_time"])
+            self._record_call(exec_info, fields, domain, call_start, run_start, run_end)
 
     @property
     def _tree(self):
@@ -283,18 +289,6 @@ def _check_dtypes(dtypes) -> dict:
     return resolved
 
 
-#: GT4Py's backend names and the gtscript backend nearest to each.
-GT4PY_BACKENDS = {
-    "gt:cpu_ifirst": "cpu",
-    "gt:cpu_kfirst": "cpu",
-    "dace:cpu": "cpu",
-    "dace:cpu_kfirst": "cpu",
-    "dace:cpu_KJI": "cpu",
-    "gt:gpu": "cuda",
-    "dace:gpu": "cuda",
-    "dace:gpu_IJK": "cuda",
-    "debug": "numpy",
-}
 
 _warned: set = set()
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -323,6 +317,20 @@ def _resolve_backend(backend) -> str:
         return nearest
     raise ValueError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)}; "
                      f"GT4Py's {', '.join(GT4PY_BACKENDS)} map to the nearest of them)")
+
+
+#: Keyword arguments every call takes besides the stencil's own (cuda adds ``stream``).
+_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None))
+
+
+def _call_signature(definition, backend) -> inspect.Signature:
+    """What ``inspect.signature`` shows for a stencil: the definition's parameters, with their
+    defaults, then the call's keyword-only options."""
+    params = list(inspect.signature(definition).parameters.values())
+    options = _CALL_OPTIONS + ((("stream", None),) if backend == "cuda" else ())
+    return inspect.Signature(params + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+        for name, default in options])
 
 
 def _reissue(build_warnings):
@@ -374,6 +382,7 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.dtypes = dtypes
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
+    module.__signature__ = _call_signature(definition, backend)
     with _memory_lock:
         _memory_cache[key] = module
     _fill_build_info(build_info, module, parse_time, start, "build")

@@ -19,6 +19,8 @@ they are not contiguous; stencils do not need them to be.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,12 +66,51 @@ class Layout:
         return sum(i * s for i, s in zip(index, self.strides))
 
 
+#: GT4Py's backend names -> the gtscript backend nearest to each (its layout here, its code in
+#: ``gtscript.stencil``).
+GT4PY_BACKENDS = {
+    "gt:cpu_ifirst": "cpu",
+    "gt:cpu_kfirst": "cpu",
+    "dace:cpu": "cpu",
+    "dace:cpu_kfirst": "cpu",
+    "dace:cpu_KJI": "cpu",
+    "gt:gpu": "cuda",
+    "dace:gpu": "cuda",
+    "dace:gpu_IJK": "cuda",
+    "debug": "numpy",
+}
+_noted: set = set()
+
+
+def _backend(backend) -> str:
+    """The gtscript backend for ``backend``: its own name, or GT4Py's name mapped (with a note,
+    once per name, that the layout is gtscript's)."""
+    mapped = GT4PY_BACKENDS.get(backend) if isinstance(backend, str) else None
+    if mapped is None:
+        return backend
+    if backend not in _noted:
+        _noted.add(backend)
+        warnings.warn(f"gtscript.storage: GT4Py backend {backend!r} is gtscript's {mapped!r} "
+                      f"(arrays get the {mapped!r} layout)", stacklevel=_caller_level())
+    return mapped
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this module, seen from the function
+    calling ``warnings.warn`` (so the note names the user's line)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _backend_order(backend) -> str:
     try:
         return _ORDER[backend]
     except (KeyError, TypeError):
         raise ValueError(f"unknown backend {backend!r} for gtscript.storage "
-                         f"(available: {', '.join(_ORDER)})") from None
+                         f"(available: {', '.join(_ORDER)}, or GT4Py's "
+                         f"{', '.join(GT4PY_BACKENDS)})") from None
 
 
 def _normalise(shape, dtype):
@@ -95,13 +136,15 @@ def _normalise(shape, dtype):
     return shape + extra, dt, len(extra)
 
 
-def _aligned_index(aligned_index, shape) -> tuple:
+def _aligned_index(aligned_index, shape, ndata=0) -> tuple:
     if aligned_index is None:
         return (0,) * len(shape)
     try:
         index = tuple(int(i) for i in aligned_index)
     except (TypeError, ValueError):
         raise TypeError(f"aligned_index must be a tuple of ints, got {aligned_index!r}") from None
+    if ndata and len(index) == len(shape) - ndata:  # GT4Py: the grid axes of a sub-array dtype
+        index += (0,) * ndata
     if len(index) != len(shape):
         raise ValueError(f"aligned_index {index} must have one entry per dimension of "
                          f"shape {shape}")
@@ -135,7 +178,7 @@ def layout(shape, dtype, backend="cpu", dimensions=None) -> Layout:
     """The layout ``backend`` gets for ``shape`` and ``dtype``: the innermost grid axis (K
     on cpu, I on cuda) is padded so that the stride of the next axis out is a whole number
     of alignment units; data dimensions are never padded."""
-    order = _backend_order(backend)
+    order = _backend_order(_backend(backend))
     shape, dt, ndata = _normalise(shape, dtype)
     return _layout(shape, dt, _data_dims(dimensions, shape, ndata), order)
 
@@ -179,11 +222,13 @@ def _alloc_cupy(lay: Layout, dt, index):
 
 def empty(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensions=None):
     """An uninitialised array of ``shape`` and ``dtype`` laid out for ``backend``, its
-    element at ``aligned_index`` (default: the first) on a 64-byte boundary."""
+    element at ``aligned_index`` (default: the first) on a 64-byte boundary.  A sub-array
+    dtype such as ``(np.float64, (2,))`` appends its shape as data dimensions, as in GT4Py."""
+    backend = _backend(backend)
     order = _backend_order(backend)
     shape, dt, ndata = _normalise(shape, dtype)
     lay = _layout(shape, dt, _data_dims(dimensions, shape, ndata), order)
-    index = _aligned_index(aligned_index, shape)
+    index = _aligned_index(aligned_index, shape, ndata)
     if backend == "cuda":
         return _alloc_cupy(lay, dt, index)
     return _alloc_numpy(lay, dt, index)
@@ -213,17 +258,27 @@ def ones(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensio
 def from_array(data, dtype=None, *, backend="cpu", aligned_index=None, dimensions=None):
     """A copy of ``data`` (anything ``np.asarray`` accepts, or a CuPy array for cuda) laid
     out for ``backend``; ``dtype`` defaults to the data's own (values are cast with NumPy's
-    rules when it is given)."""
+    rules when it is given).  With a sub-array dtype such as ``(np.float64, (2,))`` the data's
+    last axes are its data dimensions: they must have the sub-array's shape, and the copy
+    keeps the data's shape (as GT4Py's ``from_array``)."""
+    backend = _backend(backend)
     if backend == "cuda":
         data = _cupy().asarray(data)
     else:
         _backend_order(backend)
         data = np.asarray(data)
     dtype = data.dtype if dtype is None else dtype
-    arr = empty(data.shape, dtype, backend=backend, aligned_index=aligned_index,
+    try:
+        sub = np.dtype(dtype).shape
+    except TypeError as exc:
+        raise TypeError(f"dtype: {exc}") from None
+    shape = data.shape
+    if sub:
+        if len(data.shape) <= len(sub) or data.shape[len(data.shape) - len(sub):] != sub:
+            raise ValueError(f"data of shape {data.shape} does not end in the shape {sub} of "
+                             f"dtype {np.dtype(dtype)} (its data dimensions)")
+        shape = data.shape[:len(data.shape) - len(sub)]
+    arr = empty(shape, dtype, backend=backend, aligned_index=aligned_index,
                 dimensions=dimensions)
-    if arr.shape != data.shape:
-        raise ValueError(f"dtype {np.dtype(dtype)} adds dimensions: from_array needs a "
-                         f"scalar dtype, got {dtype!r} for data of shape {data.shape}")
     arr[...] = data
     return arr

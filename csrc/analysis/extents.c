@@ -105,7 +105,12 @@ static void widen(Symbol *s, int ilo, int ihi, int jlo, int jhi, int k) {
     if (!s->has_access) {
         memset(a, 0, sizeof *a);
         s->has_access = true;
+        s->reach_lo[0] = ilo, s->reach_hi[0] = ihi, s->reach_lo[1] = jlo, s->reach_hi[1] = jhi;
     }
+    if (ilo < s->reach_lo[0]) s->reach_lo[0] = ilo;
+    if (ihi > s->reach_hi[0]) s->reach_hi[0] = ihi;
+    if (jlo < s->reach_lo[1]) s->reach_lo[1] = jlo;
+    if (jhi > s->reach_hi[1]) s->reach_hi[1] = jhi;
     if (ilo < a->lo[0]) a->lo[0] = ilo;
     if (ihi > a->hi[0]) a->hi[0] = ihi;
     if (jlo < a->lo[1]) a->lo[1] = jlo;
@@ -253,6 +258,8 @@ static void reset_symbol_facts(Symbol *s) {
     s->read = s->written = s->has_access = s->kread_parallel = false;
     s->first_write_line = 0;
     memset(&s->access, 0, sizeof s->access);
+    memset(s->reach_lo, 0, sizeof s->reach_lo);
+    memset(s->reach_hi, 0, sizeof s->reach_hi);
     memset(s->read_hext, 0, sizeof s->read_hext);
 }
 

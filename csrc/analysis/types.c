@@ -234,6 +234,7 @@ static bool infer(Stencil *st, Expr *e) {
     case E_SCALAR:
         e->type = e->scalar->dtype;
         e->weak = false;
+        e->scalar->read = true; /* used: the call requires its argument (call.c) */
         return true;
     case E_UNARY:
         if (!infer(st, e->op.a)) return false;

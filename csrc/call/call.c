@@ -5,6 +5,8 @@
  * base pointers and element strides with the GIL released.
  */
 #include "call/call.h"
+#include "call/arrays.h"
+#include "call/exec_info.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
@@ -16,6 +18,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/strbuf.h"
 
 static int npy_type_of(DType t) {
     switch (t) {
@@ -35,8 +39,12 @@ static bool is_option(const char *k) {
            strcmp(k, "validate_args") == 0 || strcmp(k, "exec_info") == 0;
 }
 
-static bool bind_args(const Stencil *st, PyObject *args, PyObject *kwargs, Bound *b,
+/* Whether the stencil reads or writes parameter s (one that __INLINED folded away is not). */
+static bool param_used(const Symbol *s) { return s->read || s->written; }
+
+static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b,
                       PyObject **origin, PyObject **domain) {
+    const Stencil *st = m->st;
     Py_ssize_t npos = PyTuple_GET_SIZE(args);
     if (npos > st->nparams) {
         PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given",
@@ -88,12 +96,17 @@ static bool bind_args(const Stencil *st, PyObject *args, PyObject *kwargs, Bound
             b->value[i] = val;
         }
     }
-    for (int i = 0; i < st->nparams; i++)
-        if (b->value[i] == NULL) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", st->name,
-                         st->params[i]->name);
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults)
+            b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
+        /* GT4Py's convention: a parameter the stencil does not use may be None or left out */
+        if (b->value[i] == Py_None && !param_used(s)) b->value[i] = NULL;
+        if (b->value[i] == NULL && param_used(s)) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", st->name, s->name);
             return false;
         }
+    }
     return true;
 }
 
@@ -153,10 +166,12 @@ static bool parse_triple(PyObject *o, const char *what, const char *name, int n,
         long long x = v ? PyLong_AsLongLong(v) : -1;
         Py_XDECREF(v);
         if (x == -1 && PyErr_Occurred()) {
+            bool too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
             Py_DECREF(seq);
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s%s%s must contain integers", what, name ? " of " : "",
-                         name ? name : "");
+            PyErr_Format(too_big ? PyExc_ValueError : PyExc_TypeError, "%s%s%s must contain %s",
+                         what, name ? " of " : "", name ? name : "",
+                         too_big ? "integers of at most 64 bits" : "integers");
             return false;
         }
         out[i] = x;
@@ -190,8 +205,12 @@ static int64_t upper_k_halo(const Stencil *st, int slot) {
     return h;
 }
 
-static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
-    /* Default: one origin for every field, the largest halo any field needs. */
+/* The origin of each field: its own entry of an origin dict, else the dict's "_all_" or a
+ * tuple origin, else its array's __gt_origin__ (has_own[i]), else the default: the largest
+ * lower halo any field needs, so that one origin fits every field (GT4Py's order, with
+ * gtscript's default instead of zero). */
+static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b, const bool *has_own,
+                            const int64_t (*own_origin)[3]) {
     int64_t def[3] = {0, 0, default_k_halo(st)};
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
@@ -201,6 +220,7 @@ static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
     }
     PyObject *all = NULL;
     if (origin && origin != Py_None && !PyDict_Check(origin)) {
+        all = origin;
         if (!parse_triple(origin, "origin", NULL, 3, def)) return false;
     } else if (origin && PyDict_Check(origin)) {
         PyObject *key, *val;
@@ -226,16 +246,25 @@ static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD) continue;
-        memcpy(b->origin[i], def, sizeof def);
+        memcpy(b->origin[i], all == NULL && has_own[i] ? own_origin[i] : def, sizeof def);
         PyObject *own = origin && PyDict_Check(origin) ? PyDict_GetItemString(origin, s->name) : NULL;
         if (own == NULL) continue;
         Py_ssize_t n = PySequence_Check(own) ? PySequence_Size(own) : -1;
         if (n == 3) {
             if (!parse_triple(own, "origin", s->name, 3, b->origin[i])) return false;
         } else {
-            /* the field's own axes only, e.g. (i, j) for an IJ field */
-            int64_t v[3];
-            if (!parse_triple(own, "origin", s->name, field_naxes(s), v)) return false;
+            /* the field's own axes only, e.g. (i, j) for an IJ field; or, as exec_info reports
+             * it (GT4Py's form), followed by a zero per data dimension */
+            int naxes = field_naxes(s), nall = n == naxes + s->ndata ? (int)n : naxes;
+            int64_t v[3 + GT_MAX_DATA_DIMS];
+            if (!parse_triple(own, "origin", s->name, nall, v)) return false;
+            for (int d = naxes; d < nall; d++)
+                if (v[d] != 0) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "origin of %s: the entries for its data dimensions must be 0",
+                                 s->name);
+                    return false;
+                }
             for (int a = 0, d = 0; a < 3; a++)
                 if (s->axes & (1 << a)) b->origin[i][a] = v[d++];
         }
@@ -243,69 +272,167 @@ static bool resolve_origins(const Stencil *st, PyObject *origin, Bound *b) {
     return true;
 }
 
+/* Upper extent of field s along axis a: the points the stencil reads beyond the domain. */
+static int64_t upper_extent(const Stencil *st, const Symbol *s, int a) {
+    return a < 2 ? s->access.hi[a] : upper_k_halo(st, s->slot);
+}
+
+/* Whether field i takes part in the default domain: passed, and read or written. */
+static bool sizes_domain(const Stencil *st, const Bound *b, int i) {
+    const Symbol *s = st->params[i];
+    return s->kind == SYM_FIELD && bound_present(b, i) && s->has_access;
+}
+
+/* A tuple of n integers as Python writes it, into sb. */
+static void sb_tuple(StrBuf *sb, const int64_t *v, int n) {
+    sb_puts(sb, "(");
+    for (int d = 0; d < n; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)v[d]);
+    sb_puts(sb, n == 1 ? ",)" : ")");
+}
+
+static void sb_shape(StrBuf *sb, PyArrayObject *arr) {
+    int64_t v[NPY_MAXDIMS];
+    for (int d = 0; d < PyArray_NDIM(arr); d++) v[d] = PyArray_DIM(arr, d);
+    sb_tuple(sb, v, PyArray_NDIM(arr));
+}
+
+/* "'name' of shape (...) from origin (...)" for every field that sizes the domain. */
+static void describe_fields(const Stencil *st, const Bound *b, StrBuf *sb) {
+    for (int i = 0, n = 0; i < st->nparams; i++) {
+        if (!sizes_domain(st, b, i)) continue;
+        const Symbol *s = st->params[i];
+        int64_t o[3];
+        for (int a = 0, d = 0; a < 3; a++)
+            if (s->axes & (1 << a)) o[d++] = b->origin[i][a];
+        sb_printf(sb, "%s'%s' of shape ", n++ ? ", " : "", s->name);
+        sb_shape(sb, (PyArrayObject *)b->value[i]);
+        sb_puts(sb, " from origin ");
+        sb_tuple(sb, o, field_naxes(s));
+    }
+}
+
 static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
     if (domain && domain != Py_None) {
         if (!parse_triple(domain, "domain", NULL, 3, b->domain)) return false;
         for (int a = 0; a < 3; a++)
-            if (b->domain[a] < 0) {
-                PyErr_Format(PyExc_ValueError, "domain (%lld, %lld, %lld) has a negative size",
-                             (long long)b->domain[0], (long long)b->domain[1], (long long)b->domain[2]);
+            if (b->domain[a] <= 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "domain (%lld, %lld, %lld) is empty along %c: every entry must be at "
+                             "least 1 (a call computes at least one point)",
+                             (long long)b->domain[0], (long long)b->domain[1],
+                             (long long)b->domain[2], "IJK"[a]);
                 return false;
             }
         return true;
     }
-    /* Default: the largest domain that fits every field. */
-    bool have[3] = {false, false, false};
-    for (int i = 0; i < st->nparams; i++) {
-        const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD) continue;
-        PyArrayObject *arr = (PyArrayObject *)b->value[i];
-        for (int a = 0; a < 3; a++) {
+    /* Default: the largest domain that fits every field. Per axis, each field has `room`
+     * points from its origin and leaves room - upper for the domain. Arrays whose room
+     * differs in a way that changes the domain are ambiguous (which box did the caller
+     * mean?): that is an error, not a silently smaller domain. */
+    for (int a = 0; a < 3; a++) {
+        bool have = false, rooms_differ = false, sizes_differ = false;
+        int64_t room0 = 0, size0 = 0, best = 0;
+        int limit = -1;
+        for (int i = 0; i < st->nparams; i++) {
+            if (!sizes_domain(st, b, i)) continue;
+            const Symbol *s = st->params[i];
             int d = field_dim_of(s, a);
             if (d < 0) continue;
-            int64_t upper = a < 2 ? (s->has_access ? s->access.hi[a] : 0) : upper_k_halo(st, s->slot);
-            int64_t n = PyArray_DIM(arr, d) - b->origin[i][a] - upper;
-            if (!have[a] || n < b->domain[a]) b->domain[a] = n;
-            have[a] = true;
+            int64_t room, size;
+            if (__builtin_sub_overflow((int64_t)PyArray_DIM((PyArrayObject *)b->value[i], d),
+                                       b->origin[i][a], &room) ||
+                __builtin_sub_overflow(room, upper_extent(st, s, a), &size)) {
+                PyErr_Format(PyExc_ValueError, "origin %lld of '%s' along %c is out of range",
+                             (long long)b->origin[i][a], s->name, "IJK"[a]);
+                return false;
+            }
+            if (have) {
+                rooms_differ = rooms_differ || room != room0;
+                sizes_differ = sizes_differ || size != size0;
+            } else {
+                room0 = room, size0 = size;
+            }
+            if (!have || size < best) best = size, limit = i;
+            have = true;
         }
-    }
-    for (int a = 0; a < 3; a++) {
-        if (!have[a]) {
+        if (!have) { /* no field has this axis (an IJ-only stencil's K): one point, as in GT4Py */
+            b->domain[a] = 1;
+            continue;
+        }
+        if (rooms_differ && sizes_differ) {
+            StrBuf sb = {0};
+            describe_fields(st, b, &sb);
             PyErr_Format(PyExc_ValueError,
-                         "no field has a%s %c axis: pass domain= explicitly", a == 0 ? "n" : "",
-                         "IJK"[a]);
+                         "the arrays disagree in size along %c (%s), so the default domain would "
+                         "leave part of some of them uncomputed: pass domain= to say which box to "
+                         "compute",
+                         "IJK"[a], sb.oom || sb.data == NULL ? "?" : sb.data);
+            sb_free(&sb);
             return false;
         }
-        if (b->domain[a] < 0) b->domain[a] = 0;
+        if (best <= 0) {
+            const Symbol *s = st->params[limit];
+            PyArrayObject *arr = (PyArrayObject *)b->value[limit];
+            int64_t need, up = upper_extent(st, s, a);
+            StrBuf sb = {0};
+            sb_shape(&sb, arr);
+            if (__builtin_add_overflow(b->origin[limit][a], 1 + up, &need)) need = INT64_MAX;
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s' of shape %s is too small along %c for the stencil: from "
+                         "origin %lld, with %lld point%s read beyond the domain, even a domain of "
+                         "one point needs %lld points along %c; the compute domain would be empty",
+                         s->name, sb.oom || sb.data == NULL ? "?" : sb.data, "IJK"[a],
+                         (long long)b->origin[limit][a], (long long)up, up == 1 ? "" : "s",
+                         (long long)need, "IJK"[a]);
+            sb_free(&sb);
+            return false;
+        }
+        b->domain[a] = best;
     }
     return true;
 }
 
+/* Sets *out = a + b + c; false (with a ValueError) on overflow. */
+static bool add3(int64_t a, int64_t b, int64_t c, int64_t *out, const Symbol *s) {
+    if (__builtin_add_overflow(a, b, out) || __builtin_add_overflow(*out, c, out)) {
+        PyErr_Format(PyExc_ValueError, "argument '%s': origin + domain is out of range", s->name);
+        return false;
+    }
+    return true;
+}
+
+/* Whether every point field s is read or written at lies inside its array. The check is on
+ * the offsets actually accessed (reach_lo/hi in I and J, the K ranges of kacc), so an origin
+ * below zero is fine where only positive offsets are read. */
 static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *o,
                  const int64_t *n) {
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
-        if (d < 0 || !s->has_access || n[0] == 0 || n[1] == 0 || n[2] == 0) continue;
-        int64_t lo = o[a] + s->access.lo[a], hi = o[a] + n[a] + s->access.hi[a];
+        if (d < 0 || !s->has_access) continue;
+        int64_t lo, hi;
+        if (!add3(o[a], s->reach_lo[a], 0, &lo, s) || !add3(o[a], n[a], s->reach_hi[a], &hi, s))
+            return false;
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': origin %lld + domain %lld along %c with the stencil's "
-                         "extent <%d, %d> needs indices %lld..%lld, but the array has size %zd",
-                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], s->access.lo[a],
-                         s->access.hi[a], (long long)lo, (long long)hi - 1,
+                         "offsets <%d, %d> needs indices %lld..%lld, but the array has size %zd",
+                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], s->reach_lo[a],
+                         s->reach_hi[a], (long long)lo, (long long)hi - 1,
                          (Py_ssize_t)PyArray_DIM(arr, d));
             return false;
         }
     }
     int d = field_dim_of(s, 2);
-    if (d < 0 || n[0] == 0 || n[1] == 0) return true;
+    if (d < 0) return true;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
         if (k->slot != s->slot) continue;
-        int64_t ks = k->start.level ? n[2] + k->start.offset : k->start.offset;
-        int64_t ke = k->end.level ? n[2] + k->end.offset : k->end.offset;
+        int64_t ks, ke, lo, hi;
+        if (!add3(k->start.level ? n[2] : 0, k->start.offset, 0, &ks, s) ||
+            !add3(k->end.level ? n[2] : 0, k->end.offset, 0, &ke, s))
+            return false;
         if (ks >= ke) continue;
-        int64_t lo = o[2] + ks + k->dlo, hi = o[2] + ke - 1 + k->dhi;
+        if (!add3(o[2], ks, k->dlo, &lo, s) || !add3(o[2], ke - 1, k->dhi, &hi, s)) return false;
         if (lo < 0 || hi >= PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': origin %lld + domain %lld along K with K offsets <%d, %d> "
@@ -412,25 +539,48 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
 static void note_shared_memory(const Stencil *st, Bound *b) {
     b->shared = false;
     for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_FIELD)
+        if (st->params[i]->kind == SYM_FIELD && bound_present(b, i))
             byte_span((PyArrayObject *)b->value[i], &b->span_lo[i], &b->span_hi[i]);
     for (int i = 0; i < st->nparams && !b->shared; i++) {
         if (st->params[i]->kind != SYM_FIELD || !st->params[i]->written) continue;
         for (int j = 0; j < st->nparams && !b->shared; j++)
-            b->shared = j != i && st->params[j]->kind == SYM_FIELD &&
+            b->shared = j != i && st->params[j]->kind == SYM_FIELD && bound_present(b, j) &&
                         b->span_lo[j] < b->span_hi[i] && b->span_lo[i] < b->span_hi[j];
     }
+}
+
+void bound_release(Bound *b) {
+    for (int i = 0; i < b->nparams; i++)
+        if (b->owned[i]) Py_CLEAR(b->value[i]);
+    b->nparams = 0;
 }
 
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain;
-    if (!bind_args(st, args, kwargs, b, &origin, &domain)) return false;
-    for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_FIELD && !check_field(st->params[i], b->value[i], b->validate))
-            return false;
-    if (!resolve_origins(st, origin, b) || !resolve_domain(st, domain, b)) return false;
-    if (b->domain[0] && b->domain[1] && b->domain[2] && b->domain[2] < st->min_k_levels) {
+    b->nparams = 0;
+    if (st->nparams > 256) {
+        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+        return false;
+    }
+    if (!bind_args(m, args, kwargs, b, &origin, &domain)) return false;
+    bool has_own[256];
+    int64_t own_origin[256][3];
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        b->owned[i] = has_own[i] = false;
+        b->nparams = i + 1;
+        if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
+        PyObject *arr = field_array(s, b->value[i], &has_own[i], own_origin[i]);
+        if (arr == NULL) return false;
+        b->value[i] = arr;
+        b->owned[i] = true;
+        if (!check_field(s, arr, b->validate)) return false;
+    }
+    if (!resolve_origins(st, origin, b, has_own, (const int64_t(*)[3])own_origin) ||
+        !resolve_domain(st, domain, b))
+        return false;
+    if (b->domain[2] < st->min_k_levels) {
         PyErr_Format(PyExc_ValueError,
                      "the domain has %lld K levels but the stencil's intervals need at least %d",
                      (long long)b->domain[2], st->min_k_levels);
@@ -440,7 +590,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     if (!b->validate) return true;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD) continue;
+        if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
         if (!fits(st, s, arr, b->origin[i], b->domain)) return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
@@ -450,6 +600,16 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         }
     }
     return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain);
+}
+
+char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin) {
+    PyArrayObject *arr = (PyArrayObject *)array;
+    uintptr_t at = (uintptr_t)PyArray_BYTES(arr);
+    for (int a = 0; a < 3; a++) {
+        int d = field_dim_of(s, a);
+        if (d >= 0) at += (uintptr_t)origin[a] * (uintptr_t)PyArray_STRIDE(arr, d); /* mod 2^64 */
+    }
+    return (char *)at;
 }
 
 /* ---- scalars ------------------------------------------------------------------------ */
@@ -528,26 +688,17 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
                          (long long)(p ? p->tj : 0), "temporaries", temps);
 }
 
-static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2,
+static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,
                            const Plan *plan, CpuVariant variant) {
-    PyObject *v;
-#define SET(key, expr)                                                                             \
-    if ((v = (expr)) == NULL || PyDict_SetItemString(info, key, v) < 0) {                          \
-        Py_XDECREF(v);                                                                             \
-        return false;                                                                              \
-    }                                                                                              \
-    Py_DECREF(v);
-    SET("call_start_time", PyFloat_FromDouble(t0));
-    SET("run_start_time", PyFloat_FromDouble(t1));
-    SET("run_end_time", PyFloat_FromDouble(t2));
-    SET("call_end_time", PyFloat_FromDouble(call_now()));
-    SET("run_time", PyFloat_FromDouble(t2 - t1));
-    SET("module_source", PyUnicode_FromString(m->origin_of_code ? m->origin_of_code : "build"));
-    SET("build_time", PyFloat_FromDouble(m->build_seconds));
-    SET("backend", PyUnicode_FromString(m->backend == BACKEND_CPU ? "cpu" : "numpy"));
-    if (m->backend == BACKEND_CPU) SET("plan", plan_info(m, plan, variant));
-#undef SET
-    return true;
+    PyObject *extra = NULL;
+    if (m->backend == BACKEND_CPU) {
+        extra = Py_BuildValue("{s:N}", "plan", plan_info(m, plan, variant));
+        if (extra == NULL) return false;
+    }
+    ExecTimes times = {t0, t1, t2};
+    bool ok = exec_info_record(m, b, b->exec_info, &times, extra);
+    Py_XDECREF(extra);
+    return ok;
 }
 
 /* One call's work: tiles handed out to the pool's threads through an atomic counter. */
@@ -597,7 +748,7 @@ static CpuLayout classify_layout(const Stencil *st, const Bound *b) {
     bool k_unit = true, i_unit = true;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD) continue;
+        if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
         npy_intp item = dtype_size(s->dtype);
         int dk = field_dim_of(s, 2), di = field_dim_of(s, 0);
@@ -615,43 +766,35 @@ static void release_plan(ModuleObject *m, Plan *p, bool owned) {
 PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t0 = call_now();
     const Stencil *st = m->st;
-    if (st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
-        return NULL;
-    }
     Bound b;
-    if (!bind_all(m, args, kwargs, &b)) return NULL;
+    PyObject *result = NULL;
+    if (!bind_all(m, args, kwargs, &b)) goto done;
     CpuLayout layout = classify_layout(st, &b);
     CpuVariant variant = {layout, b.shared};
     GtKernelFn kernel = module_kernel(m, variant);
-    if (kernel == NULL) return NULL;
-    char scalars[8 * 256];
+    if (kernel == NULL) goto done;
+    char scalars[8 * 256]; /* an unused parameter's slot is never read */
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind == SYM_SCALAR && !scalar_value(s, b.value[i], scalars + 8 * s->slot)) return NULL;
-    }
-    if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
-        double t = call_now();
-        if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t, NULL, variant)) return NULL;
-        Py_RETURN_NONE;
+        if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
+            !scalar_value(s, b.value[i], scalars + 8 * s->slot))
+            goto done;
     }
     bool owned;
     Plan *plan = acquire_plan(m, b.domain, layout, &owned);
-    if (plan == NULL) return NULL;
+    if (plan == NULL) goto done;
     /* Argument fields: the element at the origin and element strides, in every thread's
      * table (the temporaries' entries were filled when the plan was made). */
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD) continue;
+        if (s->kind != SYM_FIELD || !bound_present(&b, i)) continue; /* never accessed */
         PyArrayObject *arr = (PyArrayObject *)b.value[i];
         int item = dtype_size(s->dtype);
-        char *ptr = PyArray_BYTES(arr);
+        char *ptr = field_origin_address(s, b.value[i], b.origin[i]);
         int64_t sv[GT_STRIDES] = {0};
         for (int a = 0; a < 3; a++) {
             int d = field_dim_of(s, a);
-            if (d < 0) continue;
-            sv[a] = PyArray_STRIDE(arr, d) / item;
-            ptr += b.origin[i][a] * PyArray_STRIDE(arr, d);
+            if (d >= 0) sv[a] = PyArray_STRIDE(arr, d) / item;
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
         for (int w = 0; w < plan->nthreads; w++) {
@@ -664,24 +807,24 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t1 = call_now();
     Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
     Py_END_ALLOW_THREADS double t2 = call_now();
-    bool ok = b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant);
+    bool ok = b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant);
     release_plan(m, plan, owned);
-    if (!ok) return NULL;
-    Py_RETURN_NONE;
+    if (ok) result = Py_NewRef(Py_None);
+done:
+    bound_release(&b);
+    return result;
 }
 
 PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     const Stencil *st = m->st;
-    if (st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
-        return NULL;
-    }
     Bound b;
-    if (!bind_all(m, args, kwargs, &b)) return NULL;
-    PyObject *fields = PyDict_New(), *scalars = PyDict_New();
+    PyObject *fields = NULL, *scalars = NULL, *result = NULL;
+    if (!bind_all(m, args, kwargs, &b)) goto fail;
+    fields = PyDict_New(), scalars = PyDict_New();
     if (fields == NULL || scalars == NULL) goto fail;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
+        if (!bound_present(&b, i)) continue; /* never accessed */
         if (s->kind == SYM_SCALAR) {
             char slot[8] = {0};
             if (!scalar_value(s, b.value[i], slot)) goto fail;
@@ -697,11 +840,12 @@ PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
         Py_DECREF(entry);
     }
-    return Py_BuildValue("(NN(LLL)O)", fields, scalars, (long long)b.domain[0],
-                         (long long)b.domain[1], (long long)b.domain[2],
-                         b.exec_info ? b.exec_info : Py_None);
+    result = Py_BuildValue("(OO(LLL)O)", fields, scalars, (long long)b.domain[0],
+                           (long long)b.domain[1], (long long)b.domain[2],
+                           b.exec_info ? b.exec_info : Py_None);
 fail:
     Py_XDECREF(fields);
     Py_XDECREF(scalars);
-    return NULL;
+    bound_release(&b);
+    return result;
 }

@@ -33,7 +33,12 @@ static inline int field_dim_of(const Symbol *s, int a) {
 
 /* Call arguments bound to the stencil's parameters (call.c's bind_all). */
 typedef struct Bound {
-    PyObject *value[256]; /* per parameter, borrowed */
+    /* per parameter: fields a new reference to the array the kernel uses (arrays.h), scalars
+     * borrowed (a default: the module's); NULL for a parameter the stencil never uses
+     * (folded away by __INLINED) that the call passed as None or left out */
+    PyObject *value[256];
+    bool owned[256]; /* value[i] is a reference bound_release drops */
+    int nparams;     /* entries of value[] and owned[] in use */
     int64_t origin[256][3];
     int64_t domain[3];
     char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
@@ -43,8 +48,19 @@ typedef struct Bound {
 } Bound;
 
 /* Binds and validates a call's arguments (every check of the cpu call path); false with a
- * Python exception set. Fields must be NumPy arrays. */
+ * Python exception set. Either way, bound_release(b) must follow. */
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b);
+
+/* Drops the references bind_all took. */
+void bound_release(Bound *b);
+
+/* Whether parameter i has an argument (false: an unused parameter passed None or left out). */
+static inline bool bound_present(const Bound *b, int i) { return b->value[i] != NULL; }
+
+/* The address of the element at `origin` of field s in its array (the kernel's base pointer).
+ * Computed on integers: with a negative origin (allowed where only positive offsets are
+ * read) it lies before the array, where C pointer arithmetic is undefined. */
+char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin);
 
 /* A scalar argument's value in its dtype, into an 8-byte slot; false with an exception. */
 bool scalar_value(const Symbol *s, PyObject *o, char *slot);

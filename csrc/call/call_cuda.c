@@ -11,6 +11,7 @@
  *   which is synchronised before the call returns, whatever kind the arrays are.
  */
 #include "call/call.h"
+#include "call/exec_info.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -286,7 +287,9 @@ static bool j_fastest(const Stencil *st, const Bound *b) {
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < st->nparams; i++) {
             const Symbol *s = st->params[i];
-            if (s->kind != SYM_FIELD || (pass == 0 && !s->written) || (s->axes & 3) != 3) continue;
+            if (s->kind != SYM_FIELD || !bound_present(b, i) || (pass == 0 && !s->written) ||
+                (s->axes & 3) != 3)
+                continue;
             PyArrayObject *a = (PyArrayObject *)b->value[i];
             npy_intp si = PyArray_STRIDE(a, field_dim_of(s, 0)), sj = PyArray_STRIDE(a, field_dim_of(s, 1));
             return llabs((long long)sj) < llabs((long long)si);
@@ -294,14 +297,13 @@ static bool j_fastest(const Stencil *st, const Bound *b) {
     return false;
 }
 
-static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1, double t2) {
-    PyObject *v = Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:s,s:d,s:s,s:s}", "call_start_time", t0, "run_start_time", t1,
-                                "run_end_time", t2, "call_end_time", call_now(), "run_time", t2 - t1, "module_source",
-                                m->origin_of_code ? m->origin_of_code : "build", "build_time", m->build_seconds,
-                                "backend", "cuda", "device", m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
-    int r = v ? PyDict_Update(info, v) : -1;
-    Py_XDECREF(v);
-    return r == 0;
+static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2) {
+    PyObject *extra = Py_BuildValue("{s:s}", "device",
+                                    m->cuda->rt.emulated ? "host emulation" : m->cuda->arch);
+    ExecTimes times = {t0, t1, t2};
+    bool ok = extra && exec_info_record(m, b, b->exec_info, &times, extra);
+    Py_XDECREF(extra);
+    return ok;
 }
 
 typedef struct Buffers {
@@ -338,7 +340,7 @@ static bool bind_fields(Launch *L, const Views *v, const Bound *b, char **ptrs, 
     const Stencil *st = L->st;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD) continue;
+        if (s->kind != SYM_FIELD || !bound_present(b, i)) continue; /* never accessed */
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
         int item = dtype_size(s->dtype);
         char *p = PyArray_BYTES(arr);
@@ -349,12 +351,12 @@ static bool bind_fields(Launch *L, const Views *v, const Bound *b, char **ptrs, 
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
         for (int a = 0; a < 3; a++) {
             int d = field_dim_of(s, a);
-            if (d < 0) continue;
-            sv[a] = PyArray_STRIDE(arr, d) / item;
-            p += b->origin[i][a] * PyArray_STRIDE(arr, d);
+            if (d >= 0) sv[a] = PyArray_STRIDE(arr, d) / item;
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
-        ptrs[s->slot] = p;
+        /* the origin element's address, on integers (a negative origin lies before the array) */
+        uintptr_t host_origin = (uintptr_t)field_origin_address(s, b->value[i], b->origin[i]);
+        ptrs[s->slot] = (char *)((uintptr_t)p + (host_origin - (uintptr_t)PyArray_BYTES(arr)));
     }
     return true;
 }
@@ -363,7 +365,7 @@ static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
     const Stencil *st = L->st;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD || is_device(v, b->value[i])) continue;
+        if (s->kind != SYM_FIELD || !bound_present(b, i) || is_device(v, b->value[i])) continue;
         char *lo, *hi;
         byte_span((PyArrayObject *)b->value[i], &lo, &hi);
         if (hi == lo) hi = lo + 1;
@@ -393,14 +395,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     int64_t *strides = (int64_t *)(B.host + 8 * nptr), *domain = strides + nstr;
     char *scalars = (char *)(domain + 4);
     for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_SCALAR && !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
+        if (st->params[i]->kind == SYM_SCALAR && bound_present(b, i) &&
+            !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
             goto done;
-    if (b->domain[0] == 0 || b->domain[1] == 0 || b->domain[2] == 0) {
-        double t = call_now();
-        if (b->exec_info && !fill_exec_info(m, b->exec_info, t0, t, t)) goto done;
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
     if ((L.rt = cuda_runtime(m)) == NULL) goto done;
     bool swap = j_fastest(st, b);
     L.block[0] = (unsigned)m->cuda->block[0];
@@ -441,7 +438,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
         PyErr_Format(PyExc_RuntimeError, "running stencil '%s' on the cuda backend failed: %s", st->name, L.err);
         goto done;
     }
-    if (b->exec_info && !fill_exec_info(m, b->exec_info, t0, t1, t2)) goto done;
+    if (b->exec_info && !fill_exec_info(m, b, t0, t1, t2)) goto done;
     result = Py_NewRef(Py_None);
 done:
     if (L.rt) {
@@ -502,11 +499,12 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     Views v;
     PyObject *result = NULL;
-    Bound b;
+    Bound b = {.nparams = 0};
     DevStream stream;
     if (make_views(&v, args, kwargs) && take_stream(&v, &stream) && check_device_kexpr(m, &v, kwargs) &&
         bind_all(m, v.args, v.kwargs, &b))
         result = run(m, &v, &b, stream, t0);
+    bound_release(&b);
     Py_XDECREF(v.args);
     Py_XDECREF(v.kwargs);
     return result;

@@ -539,7 +539,7 @@ static void check_stmts(KCtx *c, const StmtList *l) {
 static bool read_scalars(const Stencil *st, PyObject *const *values, Val *out) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_SCALAR) continue;
+        if (s->kind != SYM_SCALAR || values[i] == NULL) continue; /* NULL: never used */
         PyObject *o = values[i];
         Val v = {0};
         if (dtype_is_float(s->dtype)) {

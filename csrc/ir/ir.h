@@ -53,6 +53,10 @@ typedef struct Symbol {
     int first_write_line;
     Extent access;  /* union of read and write extents (horizontal and K) */
     bool has_access;
+    /* the I/J offsets actually read or written: `access` without the widening to include 0,
+     * so the call accepts a negative origin where only positive offsets are read (valid
+     * when has_access) */
+    int reach_lo[2], reach_hi[2];
     /* reads only (the call's aliasing check): horizontal extent of the points read around
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */

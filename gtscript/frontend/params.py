@@ -54,6 +54,11 @@ def _parameters(source: _Source, func: Callable, dtypes: dict | None = None) -> 
     return params
 
 
+def _positional_names(func: Callable) -> tuple:
+    code = func.__code__
+    return code.co_varnames[:code.co_argcount]
+
+
 def _parameter(source: _Source, func: Callable, node: ast.arg, dtypes: dict) -> tuple:
     """The tree entry of one parameter, from its (evaluated) annotation."""
     name = node.arg
@@ -72,7 +77,11 @@ def _parameter(source: _Source, func: Callable, node: ast.arg, dtypes: dict) -> 
             return ("field", name, dtype, annotation.axes, annotation.data_dims)
         if annotation is lang.Field:
             raise GTScriptDefinitionError("Field needs a dtype: write Field[np.float64]")
-        return ("scalar", name, resolve_placeholder(annotation, dtypes))
+        entry = ("scalar", name, resolve_placeholder(annotation, dtypes))
+        # A default (``*, weight: float = 2.0``) is used by calls that omit the argument.
+        defaults = {**dict(zip(_positional_names(func)[::-1], (func.__defaults__ or ())[::-1])),
+                    **(func.__kwdefaults__ or {})}
+        return entry + (defaults[name],) if name in defaults else entry
     except Exception as exc:  # a bad annotation: report it at the parameter
         message = exc.msg if isinstance(exc, SyntaxError) else f"{type(exc).__name__}: {exc}"
         raise source.error(

@@ -1,0 +1,224 @@
+/*
+ * Field arguments as arrays (arrays.h). A plain ndarray is used as it is, with no attribute
+ * lookups (the common case costs one type check). Anything else goes through NumPy's own
+ * conversion, so exactly what np.asarray understands is accepted; an output must convert
+ * without a copy and be writable, since the stencil writes the caller's memory or nothing.
+ */
+#include "call/arrays.h"
+
+#include "call/call.h"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* numpy.ma.MaskedArray (a borrowed reference kept for the life of the process), NULL with
+ * an exception set. */
+static PyObject *masked_array_type(void) {
+    static PyObject *type;
+    if (type == NULL) {
+        PyObject *ma = PyImport_ImportModule("numpy.ma");
+        if (ma == NULL) return NULL;
+        type = PyObject_GetAttrString(ma, "MaskedArray");
+        Py_DECREF(ma);
+    }
+    return type;
+}
+
+static bool has_array_protocol(PyObject *o) {
+    return PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "__array_interface__") ||
+           PyObject_HasAttrString(o, "__array_struct__") || PyObject_HasAttrString(o, "__array__");
+}
+
+/* Re-raises the pending exception as `type` with `message`, the original as its cause. */
+static void raise_from(PyObject *type, const char *message) {
+    PyObject *ct, *cause, *ctb, *t, *exc, *tb;
+    PyErr_Fetch(&ct, &cause, &ctb);
+    PyErr_NormalizeException(&ct, &cause, &ctb);
+    if (cause && ctb) PyException_SetTraceback(cause, ctb);
+    Py_XDECREF(ct);
+    Py_XDECREF(ctb);
+    PyErr_SetString(type, message);
+    if (cause == NULL) return;
+    PyErr_Fetch(&t, &exc, &tb);
+    PyErr_NormalizeException(&t, &exc, &tb);
+    if (exc) PyException_SetCause(exc, cause); /* steals cause */
+    else Py_DECREF(cause);
+    PyErr_Restore(t, exc, tb);
+}
+
+/* A view (or, for an input, possibly a copy) of `o` as an ndarray: a new reference. */
+static PyObject *convert(const Symbol *s, PyObject *o) {
+    const char *type = Py_TYPE(o)->tp_name;
+    char msg[512];
+    if (PyArray_Check(o)) return Py_NewRef(o);
+    if (o == Py_None) {
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' is None, but the stencil %s it (None is accepted only for a "
+                     "field the stencil does not use)",
+                     s->name, s->written ? "writes" : "reads");
+        return NULL;
+    }
+    if (!has_array_protocol(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' must be an array: a NumPy array or an object NumPy views "
+                     "without a copy (buffer protocol, __array_interface__, __array__), got %s",
+                     s->name, type);
+        return NULL;
+    }
+    if (!s->written) {
+        PyObject *a = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
+        if (a == NULL) {
+            snprintf(msg, sizeof msg, "argument '%s' (%s) could not be read as an array",
+                     s->name, type);
+            raise_from(PyExc_TypeError, msg);
+        }
+        return a;
+    }
+    PyObject *a = PyArray_FromAny(o, NULL, 0, 0, NPY_ARRAY_ENSURENOCOPY, NULL);
+    if (a == NULL) {
+        snprintf(msg, sizeof msg,
+                 "argument '%s' (%s) is written by the stencil, so the result must land in its "
+                 "memory, but NumPy cannot view it without a copy: pass a writable NumPy array "
+                 "(np.asarray(x), or x.values for xarray, when they share x's memory) and read the "
+                 "result from it",
+                 s->name, type);
+        raise_from(PyExc_TypeError, msg);
+        return NULL;
+    }
+    if (!PyArray_ISWRITEABLE((PyArrayObject *)a)) {
+        Py_DECREF(a);
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' (%s) is written by the stencil but NumPy sees its memory as "
+                     "read-only: pass a writable NumPy array (np.asarray(x) of writable memory, or "
+                     "x.values for xarray)",
+                     s->name, type);
+        return NULL;
+    }
+    return a;
+}
+
+/* The integer at position i of sequence `seq` (a fast sequence), into *out; false with an
+ * exception. */
+static bool item_int64(PyObject *seq, Py_ssize_t i, int64_t *out) {
+    PyObject *v = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
+    long long x = v ? PyLong_AsLongLong(v) : -1;
+    Py_XDECREF(v);
+    if (x == -1 && PyErr_Occurred()) return false;
+    *out = x;
+    return true;
+}
+
+/* perm[d]: the dimension of `a` that becomes dimension d (I, J, K, then data dimensions),
+ * from the names in dims; false with a ValueError naming the argument. */
+static bool dims_permutation(const Symbol *s, PyObject *dims, int ndim, npy_intp *perm) {
+    int naxes = field_naxes(s);
+    PyObject *seq = PySequence_Fast(dims, "");
+    if (seq == NULL || PySequence_Fast_GET_SIZE(seq) != ndim || ndim != naxes + s->ndata) goto bad;
+    for (int d = 0; d < ndim; d++) perm[d] = -1;
+    for (Py_ssize_t p = 0; p < ndim; p++) {
+        PyObject *name = PyObject_Str(PySequence_Fast_GET_ITEM(seq, p));
+        const char *n = name ? PyUnicode_AsUTF8(name) : NULL;
+        int target = -1;
+        if (n && strlen(n) == 1 && strchr("IJK", n[0])) {
+            target = field_dim_of(s, (int)(strchr("IJK", n[0]) - "IJK"));
+        } else if (n && n[0] && strlen(n) <= 2 && strspn(n, "0123456789") == strlen(n)) {
+            int k = atoi(n);
+            if (k < s->ndata) target = naxes + k;
+        }
+        Py_XDECREF(name);
+        if (n == NULL) goto bad;
+        if (target < 0 || perm[target] >= 0) goto bad;
+        perm[target] = p;
+    }
+    Py_DECREF(seq);
+    return true;
+bad:
+    Py_XDECREF(seq);
+    PyErr_Clear();
+    char axes[4] = {0};
+    for (int a = 0, n = 0; a < 3; a++)
+        if (s->axes & (1 << a)) axes[n++] = "IJK"[a];
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s' names its dimensions %R (__gt_dims__), but the stencil declares "
+                 "axes %s and %d data dimension%s (named '0', '1', ...)",
+                 s->name, dims, axes, s->ndata, s->ndata == 1 ? "" : "s");
+    return false;
+}
+
+/* __gt_origin__, in the array's own dimension order, onto the stencil's axes (perm from
+ * __gt_dims__, or NULL). */
+static bool gt_origin(const Symbol *s, PyObject *value, int ndim, const npy_intp *perm,
+                      int64_t origin[3]) {
+    PyObject *seq = PySequence_Fast(value, "");
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : -1;
+    int naxes = field_naxes(s);
+    if (seq == NULL || (n != ndim && n != naxes)) goto bad;
+    for (int a = 0; a < 3; a++) {
+        int d = field_dim_of(s, a);
+        if (d < 0) continue;
+        Py_ssize_t at = perm ? perm[d] : d;
+        if (at >= n || !item_int64(seq, at, &origin[a])) goto bad;
+    }
+    Py_DECREF(seq);
+    return true;
+bad:
+    Py_XDECREF(seq);
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s' has __gt_origin__ %R: it must be a tuple of integers, one per "
+                 "dimension of the array",
+                 s->name, value);
+    return false;
+}
+
+PyObject *field_array(const Symbol *s, PyObject *o, bool *has_origin, int64_t origin[3]) {
+    *has_origin = false;
+    if (PyArray_CheckExact(o)) return Py_NewRef(o);
+    PyObject *masked = masked_array_type();
+    if (masked == NULL) return NULL;
+    int is_masked = PyObject_IsInstance(o, masked);
+    if (is_masked < 0) return NULL;
+    if (is_masked) {
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' is a masked array (numpy.ma.MaskedArray): a stencil would "
+                     "ignore its mask; pass x.filled(value) for the values to use at masked "
+                     "points, or x.data to ignore the mask on purpose",
+                     s->name);
+        return NULL;
+    }
+    PyObject *dims = NULL, *org = NULL, *a = convert(s, o);
+    if (a == NULL) return NULL;
+    int ndim = PyArray_NDIM((PyArrayObject *)a);
+    npy_intp perm[NPY_MAXDIMS];
+    bool permuted = false;
+    dims = PyObject_GetAttrString(o, "__gt_dims__");
+    if (dims == NULL && !PyErr_ExceptionMatches(PyExc_AttributeError)) goto fail;
+    PyErr_Clear();
+    if (dims && dims != Py_None) {
+        if (!dims_permutation(s, dims, ndim, perm)) goto fail;
+        PyArray_Dims p = {perm, ndim};
+        PyObject *t = PyArray_Transpose((PyArrayObject *)a, &p);
+        if (t == NULL) goto fail;
+        Py_SETREF(a, t);
+        permuted = true;
+    }
+    org = PyObject_GetAttrString(o, "__gt_origin__");
+    if (org == NULL && !PyErr_ExceptionMatches(PyExc_AttributeError)) goto fail;
+    PyErr_Clear();
+    if (org && org != Py_None) {
+        if (!gt_origin(s, org, ndim, permuted ? perm : NULL, origin)) goto fail;
+        *has_origin = true;
+    }
+    Py_XDECREF(dims);
+    Py_XDECREF(org);
+    return a;
+fail:
+    Py_XDECREF(dims);
+    Py_XDECREF(org);
+    Py_DECREF(a);
+    return NULL;
+}
