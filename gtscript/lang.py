@@ -27,6 +27,8 @@ __all__ = [
     "J",
     "K",
     "IJ",
+    "IK",
+    "JK",
     "IJK",
     "IterationPolicy",
     "PARALLEL",
@@ -166,10 +168,12 @@ I = Axis("I")  # noqa: E741  (the GT4Py name)
 J = Axis("J")
 K = Axis("K")
 IJ = (I, J)
+IK = (I, K)
+JK = (J, K)
 IJK = (I, J, K)
 
-# Axis sets a field may have, by the names of their axes.
-_FIELD_AXES = ("IJK", "IJ", "K")
+# Axis sets a field may have, by the names of their axes (in I, J, K order).
+_FIELD_AXES = ("IJK", "IJ", "IK", "JK", "I", "J", "K")
 
 
 def _axes_name(spec: Any) -> str | None:
@@ -191,7 +195,7 @@ class FieldDescriptor:
     """What a ``Field[...]`` annotation evaluates to."""
 
     dtype: str  # one of DTYPES
-    axes: str = "IJK"  # "IJK" | "IJ" | "K"
+    axes: str = "IJK"  # "IJK" | "IJ" | "IK" | "JK" | "I" | "J" | "K"
     data_dims: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
@@ -201,7 +205,8 @@ class FieldDescriptor:
 
 class Field:
     """Field type annotations: ``Field[np.float64]`` (axes I, J, K), ``Field[IJ, float]``,
-    ``Field[K, np.float32]``, ``Field[(np.float64, (3,))]`` (a 3-vector at every point)."""
+    ``Field[K, np.float32]``, ``Field[I, float]``, ``Field[IK, float]`` (any of the axes, in
+    I, J, K order), ``Field[(np.float64, (3,))]`` (a 3-vector at every point)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Field:
         raise TypeError("Field is a type annotation: write Field[dtype] or Field[axes, dtype]")
@@ -212,7 +217,8 @@ class Field:
             axes, spec = _axes_name(spec[0]), spec[1]
         if axes not in _FIELD_AXES:
             raise GTScriptDefinitionError(
-                f"unsupported field axes {axes}: use IJK (the default), IJ or K"
+                f"unsupported field axes {axes}: use IJK (the default), IJ, IK, JK, I, J or K "
+                f"(in that order)"
             )
         dtype, data_dims = _dtype_and_data_dims(spec)
         return FieldDescriptor(dtype, axes, data_dims)

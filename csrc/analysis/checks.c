@@ -12,6 +12,10 @@ static const char *axes_desc(int axes) {
     case AX_IJK: return "an IJK field";
     case AX_I | AX_J: return "an IJ field";
     case AX_K: return "a K field";
+    case AX_I: return "an I field";
+    case AX_J: return "a J field";
+    case AX_I | AX_K: return "an IK field";
+    case AX_J | AX_K: return "a JK field";
     default: return "a field";
     }
 }
