@@ -55,7 +55,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 #: The dtypes of the language, by their canonical names.
-DTYPES = ("float64", "float32", "int32", "int64", "bool")
+DTYPES = ("float64", "float32", "int32", "int64", "int16", "int8", "bool")
 
 # Python types and type names accepted as dtypes, with the dtype they stand for.
 _PYTHON_DTYPES = {float: "float64", int: "int64", bool: "bool"}
@@ -66,8 +66,9 @@ def resolve_dtype(spec: Any) -> str:
     """Map a dtype specification to its canonical name (one of :data:`DTYPES`).
 
     Accepted: ``float``, ``int``, ``bool``, the NumPy scalar types ``np.float64``,
-    ``np.float32``, ``np.int32``, ``np.int64``, ``np.bool_``, equivalent ``np.dtype`` objects,
-    and the names ``"float64"``, ``"float32"``, ``"int32"``, ``"int64"``, ``"bool"``,
+    ``np.float32``, ``np.int32``, ``np.int64``, ``np.int16``, ``np.int8``, ``np.bool_``,
+    equivalent ``np.dtype`` objects, and the names of those dtypes (``"float64"``, ...,
+    ``"bool"``),
     ``"float"``, ``"int"``.  Anything else is a :class:`GTScriptDefinitionError`.
     """
     name = None
@@ -82,7 +83,7 @@ def resolve_dtype(spec: Any) -> str:
     if name is None:
         raise GTScriptDefinitionError(
             f"unsupported dtype {spec!r}: use float (float64), np.float32, int (int64), "
-            f"np.int32 or bool"
+            f"np.int32, np.int16, np.int8 or bool"
         )
     return name
 

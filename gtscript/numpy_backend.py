@@ -20,6 +20,8 @@ import numpy as np
 
 _DTYPES = {
     "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
     "int32": np.int32,
     "int64": np.int64,
     "float32": np.float32,

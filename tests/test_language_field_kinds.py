@@ -5,9 +5,11 @@ axis and K (``Field[IK, ...]``, ``Field[JK, ...]``), and the small integer dtype
 import numpy as np
 import pytest
 
+import gtscript
+from cuda_emulation.runner import compiler, emulate
 from gtscript import FORWARD, IK, JK, PARALLEL, Field, I, J, computation, interval
 from gtscript.errors import GTScriptSemanticError
-from test_language_helpers import FLOATS, build, check_construct
+from test_language_helpers import FLOATS, assert_matches, build, check_construct
 
 SHAPE = (6, 5, 4)
 NI, NJ, NK = SHAPE
@@ -123,3 +125,67 @@ def test_field_annotation_axes():
     assert Field[K, float].axes == "K" and Field[IK, np.float32].axes == "IK"
     with pytest.raises(lang.GTScriptDefinitionError, match="axes KI"):
         Field[(K, I), float]
+
+
+# ------------------------------------------------------------------------------ int8, int16
+
+
+def small_ints(a: Field[np.int8], b: Field[np.int16], f: Field[np.float32],
+               o8: Field[np.int8], o16: Field[np.int16], of: Field[np.float32],
+               o64: Field[np.float64], x: np.int8, y: np.int16):
+    with computation(PARALLEL), interval(...):
+        o8 = a * 3 + x - a // 7 + a % 5 - (-a)  # int8 arithmetic wraps at 8 bits
+        o16 = a + b * b + np.int16(f * 1000.0) + y  # int8 + int16 -> int16
+        of = a * f + b  # int8/int16 with float32 stays float32 (NumPy 2)
+        o64 = a / b + np.int8(f * 300.0) + (a ** 2 if a > b else abs(a))
+
+
+def test_int8_and_int16_fields_and_scalars(rng):
+    shape = SHAPE
+    a = rng.integers(-128, 128, shape).astype(np.int8)
+    b = rng.integers(1, 300, shape).astype(np.int16)
+    f = rng.uniform(-40.0, 40.0, shape).astype(np.float32)
+    outs = {"o8": np.zeros(shape, np.int8), "o16": np.zeros(shape, np.int16),
+            "of": np.zeros(shape, np.float32), "o64": np.zeros(shape)}
+    x, y = np.int8(100), -30000
+    with np.errstate(over="ignore"):
+        e8 = a * np.int8(3) + x - a // np.int8(7) + a % np.int8(5) - (-a)
+        e16 = a + b * b + (f.astype(np.float64) * 1000.0).astype(np.int16) + np.int16(y)
+        ef = a * f + b
+        # float -> int8 keeps the low bits of the int32 conversion (NumPy's astype)
+        e64 = a / b + (f.astype(np.float64) * 300.0).astype(np.int8) + \
+            np.where(a > b, a ** np.int8(2), np.abs(a))
+    assert e8.dtype == np.int8 and e16.dtype == np.int16 and ef.dtype == np.float32
+    assert not np.array_equal(e8.astype(np.int64), a.astype(np.int64) * 3 + 100 - a // 7
+                              + a % 5 + a)  # the int8 arithmetic did wrap
+    expected = {"o8": e8, "o16": e16, "of": ef, "o64": e64}
+    check_construct(small_ints, {"a": a, "b": b, "f": f, **outs}, expected, list(outs),
+                    scalars={"x": x, "y": y})
+    # the cuda backend's source, run on the host emulation
+    if compiler() is not None:
+        arrays = {"a": a, "b": b, "f": f, **{k: v.copy() for k, v in outs.items()}}
+        emulate(gtscript.stencil("cuda", small_ints))(**arrays, x=x, y=y)
+        for name, value in expected.items():
+            assert_matches(arrays[name], value, f"{name} (cuda emulation)")
+
+
+def test_small_int_scalars_and_literals_are_range_checked(backend):
+    stencil = build(small_ints, backend)
+    arrays = {"a": np.zeros(SHAPE, np.int8), "b": np.ones(SHAPE, np.int16),
+              "f": np.zeros(SHAPE, np.float32), "o8": np.full(SHAPE, 5, np.int8),
+              "o16": np.zeros(SHAPE, np.int16), "of": np.zeros(SHAPE, np.float32),
+              "o64": np.zeros(SHAPE)}
+    for x, y, name in ((128, 0, "'x'"), (0, 40000, "'y'"), (-129, 0, "'x'")):
+        with pytest.raises(OverflowError, match=name):
+            stencil(**arrays, x=x, y=y)
+        assert (arrays["o8"] == 5).all()
+    with pytest.raises(TypeError, match="'a' has dtype int16"):  # arrays are never cast
+        stencil(**{**arrays, "a": np.zeros(SHAPE, np.int16)}, x=0, y=0)
+
+    def literal_too_big(a: Field[np.int8], o: Field[np.int8]):
+        with computation(PARALLEL), interval(...):
+            o = a + 300
+
+    with pytest.raises(GTScriptSemanticError, match="does not fit in int8") as info:
+        build(literal_too_big, backend)
+    assert info.value.lineno == literal_too_big.__code__.co_firstlineno + 2

@@ -20,10 +20,11 @@ static DType promote_strong(DType a, DType b) {
     if (a == b) return a;
     if (a == DT_BOOL) return b;
     if (b == DT_BOOL) return a;
-    if (dtype_is_int(a) && dtype_is_int(b)) return DT_INT64;
+    if (dtype_is_int(a) && dtype_is_int(b)) return dtype_int_bits(a) > dtype_int_bits(b) ? a : b;
     if (dtype_is_float(a) && dtype_is_float(b)) return DT_FLOAT64;
     /* int and float: float32 is only enough for int8/int16 */
-    return DT_FLOAT64;
+    DType i = dtype_is_int(a) ? a : b, f = dtype_is_int(a) ? b : a;
+    return f == DT_FLOAT32 && dtype_is_small_int(i) ? DT_FLOAT32 : DT_FLOAT64;
 }
 
 typedef struct {
@@ -51,16 +52,17 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
         e->weak = false;
         return e;
     }
-    if (e->kind == E_CONST && e->weak && e->type == DT_INT64 && t == DT_INT32 &&
-        (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX)) {
+    if (e->kind == E_CONST && e->weak && e->type == DT_INT64 && dtype_is_int(t) &&
+        !dtype_int_fits(t, e->cnst.i)) {
         /* NumPy 2 refuses a Python int that the other operand's dtype cannot hold */
         diag_error(st, DIAG_SEMANTIC, e->line, e->col,
-                   "the literal %lld does not fit in int32, the type of the expression it meets "
+                   "the literal %lld does not fit in %s, the type of the expression it meets "
                    "(NumPy 2 raises OverflowError here): cast the other operand with int(...)",
-                   (long long)e->cnst.i);
+                   (long long)e->cnst.i, dtype_name(t));
         return NULL;
     }
-    /* a float constant out of an integer's range converts at run time, as the backends do */
+    /* a float constant out of an integer's range converts at run time, as the backends do
+     * (int8 and int16 go through int32, as NumPy's astype on x86) */
     bool fits_int = !(e->kind == E_CONST && dtype_is_float(e->type) && dtype_is_int(t) &&
                       !(e->cnst.f >= -9223372036854775808.0 && e->cnst.f < 9223372036854775808.0 &&
                         (t == DT_INT64 || (e->cnst.f >= -2147483648.0 && e->cnst.f < 2147483648.0))));
@@ -72,7 +74,7 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
             e->cnst.i = dtype_is_float(e->type) ? e->cnst.f != 0.0 : e->cnst.i != 0;
         } else {
             int64_t v = dtype_is_float(e->type) ? (int64_t)e->cnst.f : e->cnst.i;
-            e->cnst.i = t == DT_INT32 ? (int64_t)(int32_t)v : v;
+            e->cnst.i = dtype_wrap_int(t, v);
         }
         e->type = t;
         e->weak = false;
@@ -87,9 +89,9 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
 
 static bool infer(Stencil *st, Expr *e);
 
-static bool fits_int32(const Expr *e) {
-    return !(e->kind == E_CONST && e->type == DT_INT64 &&
-             (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX));
+/* false for an int constant outside the range of the integer dtype t */
+static bool const_fits(const Expr *e, DType t) {
+    return !(e->kind == E_CONST && e->type == DT_INT64 && !dtype_int_fits(t, e->cnst.i));
 }
 
 /* ---- variable K offsets ------------------------------------------------------------- */
@@ -249,7 +251,8 @@ static bool infer(Stencil *st, Expr *e) {
         if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
         TypeInfo t = promote(info(e->op.a), info(e->op.b));
         /* NumPy 2 compares with an out-of-range Python int exactly (i32 < 2**40 is True) */
-        if (t.t == DT_INT32 && (!fits_int32(e->op.a) || !fits_int32(e->op.b))) t.t = DT_INT64;
+        if (dtype_is_int(t.t) && (!const_fits(e->op.a, t.t) || !const_fits(e->op.b, t.t)))
+            t.t = DT_INT64;
         e->type = DT_BOOL;
         e->op.a = coerce(st, e->op.a, t.t);
         e->op.b = coerce(st, e->op.b, t.t);

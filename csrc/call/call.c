@@ -20,6 +20,8 @@
 static int npy_type_of(DType t) {
     switch (t) {
     case DT_BOOL: return NPY_BOOL;
+    case DT_INT8: return NPY_INT8;
+    case DT_INT16: return NPY_INT16;
     case DT_INT32: return NPY_INT32;
     case DT_INT64: return NPY_INT64;
     case DT_FLOAT32: return NPY_FLOAT32;
@@ -474,12 +476,19 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
     long long v = PyLong_AsLongLong(idx);
     Py_DECREF(idx);
     if (v == -1 && PyErr_Occurred()) goto bad;
+    if (!dtype_int_fits(s->dtype, v)) {
+        PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in %s", s->name, v,
+                     dtype_name(s->dtype));
+        return false;
+    }
     if (s->dtype == DT_INT32) {
-        if (v < INT32_MIN || v > INT32_MAX) {
-            PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in int32", s->name, v);
-            return false;
-        }
         int32_t x = (int32_t)v;
+        memcpy(slot, &x, sizeof x);
+    } else if (s->dtype == DT_INT16) {
+        int16_t x = (int16_t)v;
+        memcpy(slot, &x, sizeof x);
+    } else if (s->dtype == DT_INT8) {
+        int8_t x = (int8_t)v;
         memcpy(slot, &x, sizeof x);
     } else {
         int64_t x = v;

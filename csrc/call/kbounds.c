@@ -44,6 +44,13 @@ static Val load(DType t, const char *p) {
     Val v = {0};
     switch (t) {
     case DT_BOOL: v.i = *(const unsigned char *)p != 0; break;
+    case DT_INT8: v.i = *(const int8_t *)p; break;
+    case DT_INT16: {
+        int16_t x;
+        memcpy(&x, p, sizeof x);
+        v.i = x;
+        break;
+    }
     case DT_INT32: {
         int32_t x;
         memcpy(&x, p, sizeof x);
@@ -65,9 +72,8 @@ static Val load(DType t, const char *p) {
 /* ---- arithmetic, as the generated code does it -------------------------------------- */
 
 static int64_t wrap(DType t, int64_t v) {
-    if (t == DT_INT32) return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
     if (t == DT_BOOL) return v != 0;
-    return v;
+    return dtype_wrap_int(t, v);
 }
 
 static double round_to(DType t, double v) { return t == DT_FLOAT32 ? (double)(float)v : v; }
@@ -119,6 +125,7 @@ static int64_t int_pow(int64_t x, int64_t e) {
 /* float -> int as the generated code converts (codegen.c, emit_cast): x86 gives INT_MIN for
  * NaN and out-of-range values, as NumPy's astype there; elsewhere it saturates, NaN -> 0. */
 static int64_t float_to_int(double f, DType t) {
+    if (dtype_is_small_int(t)) return dtype_wrap_int(t, float_to_int(f, DT_INT32)); /* as NumPy */
 #if defined(__x86_64__) || defined(__i386__)
     double lim = t == DT_INT32 ? 2147483648.0 : 9223372036854775808.0;
     if (!(f >= -lim && f < lim)) return t == DT_INT32 ? INT32_MIN : INT64_MIN;

@@ -16,13 +16,33 @@
 
 enum { GT_MAX_DATA_DIMS = 4, GT_MAX_ARGS = 3 };
 
-typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_COUNT } DType;
+/* int8 and int16 come last so that the older dtypes keep their numbers */
+typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_INT8, DT_INT16, DT_COUNT } DType;
 
 const char *dtype_name(DType t);
 bool dtype_parse(const char *s, DType *out);
 int dtype_size(DType t);
 static inline bool dtype_is_float(DType t) { return t == DT_FLOAT32 || t == DT_FLOAT64; }
-static inline bool dtype_is_int(DType t) { return t == DT_INT32 || t == DT_INT64; }
+static inline bool dtype_is_int(DType t) {
+    return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+}
+/* the width of an integer dtype in bits (0 for others) */
+static inline int dtype_int_bits(DType t) {
+    return t == DT_INT8 ? 8 : t == DT_INT16 ? 16 : t == DT_INT32 ? 32 : t == DT_INT64 ? 64 : 0;
+}
+/* an integer narrower than int32: arithmetic wraps to its width (C would promote to int) */
+static inline bool dtype_is_small_int(DType t) { return t == DT_INT8 || t == DT_INT16; }
+/* v wrapped to the integer dtype t (two's complement), as NumPy's integer arithmetic */
+static inline int64_t dtype_wrap_int(DType t, int64_t v) {
+    switch (t) {
+    case DT_INT8: return (int64_t)(int8_t)(uint8_t)(uint64_t)v;
+    case DT_INT16: return (int64_t)(int16_t)(uint16_t)(uint64_t)v;
+    case DT_INT32: return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
+    default: return v;
+    }
+}
+/* whether v is in the range of the integer dtype t */
+static inline bool dtype_int_fits(DType t, int64_t v) { return dtype_wrap_int(t, v) == v; }
 
 enum { AX_I = 1, AX_J = 2, AX_K = 4, AX_IJK = 7 };
 

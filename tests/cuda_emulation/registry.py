@@ -55,7 +55,7 @@ class Case:
         args = {}
         for p in stencil.ir_tree()["params"]:
             if p[0] == "scalar":
-                args[p[1]] = {"float64": 0.75, "float32": np.float32(0.75), "int32": 2, "int64": 2,
+                args[p[1]] = {"float64": 0.75, "float32": np.float32(0.75), "int32": 2, "int64": 2, "int8": 2, "int16": 2,
                               "bool": True}[p[2]]
                 continue
             fi = info[p[1]]

@@ -26,7 +26,7 @@ typedef struct CG {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMValueRef fn;
-    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     LLVMValueRef *base;                 /* per slot */
     LLVMValueRef (*stride)[GT_STRIDES]; /* per slot */
     LLVMValueRef *scalar;               /* per scalar slot */

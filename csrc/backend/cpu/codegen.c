@@ -17,6 +17,8 @@
 LLVMTypeRef cg_type(CG *g, DType t) {
     switch (t) {
     case DT_BOOL: return g->i1;
+    case DT_INT8: return g->i8;
+    case DT_INT16: return g->i16;
     case DT_INT32: return g->i32;
     case DT_INT64: return g->i64;
     case DT_FLOAT32: return g->f32;
@@ -114,8 +116,11 @@ static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     if (dtype_is_float(from) && dtype_is_float(to))
         return to == DT_FLOAT64 ? LLVMBuildFPExt(b, v, t, "") : LLVMBuildFPTrunc(b, v, t, "");
     if (dtype_is_int(from) && dtype_is_int(to))
-        return to == DT_INT64 ? LLVMBuildSExt(b, v, t, "") : LLVMBuildTrunc(b, v, t, "");
+        return dtype_int_bits(to) > dtype_int_bits(from) ? LLVMBuildSExt(b, v, t, "")
+                                                         : LLVMBuildTrunc(b, v, t, "");
     if (dtype_is_int(from)) return LLVMBuildSIToFP(b, v, t, "");
+    /* float -> int8/int16: NumPy's astype converts to int32 and keeps the low bits */
+    if (dtype_is_small_int(to)) return LLVMBuildTrunc(b, emit_cast(g, v, from, DT_INT32), t, "");
     /* float -> int: saturating, so NaN and overflow give a defined value (no poison) */
     LLVMValueRef args[1] = {v};
     unsigned id = LLVMLookupIntrinsicID("llvm.fptosi.sat", 15);
@@ -191,7 +196,7 @@ static LLVMValueRef float_divmod(CG *g, LLVMValueRef a, LLVMValueRef d, LLVMType
 
 /* Integer power by squaring, as an internal helper function of the module. */
 static LLVMValueRef int_pow(CG *g, LLVMValueRef a, LLVMValueRef e, LLVMTypeRef t) {
-    const char *name = t == g->i32 ? "gt_ipow32" : "gt_ipow64";
+    const char *name = t == g->i8 ? "gt_ipow8" : t == g->i16 ? "gt_ipow16" : t == g->i32 ? "gt_ipow32" : "gt_ipow64";
     LLVMTypeRef params[2] = {t, t};
     LLVMTypeRef ft = LLVMFunctionType(t, params, 2, 0);
     LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
@@ -671,6 +676,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.b = LLVMCreateBuilderInContext(ctx);
     g.i1 = LLVMInt1TypeInContext(ctx);
     g.i8 = LLVMInt8TypeInContext(ctx);
+    g.i16 = LLVMInt16TypeInContext(ctx);
     g.i32 = LLVMInt32TypeInContext(ctx);
     g.i64 = LLVMInt64TypeInContext(ctx);
     g.f32 = LLVMFloatTypeInContext(ctx);
