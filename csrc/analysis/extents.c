@@ -212,20 +212,25 @@ static int levels_for(AxisBound lo, AxisBound hi, bool strict) {
     return 0;
 }
 
+/* An interval with no statements (its body emptied at compile time, by `__INLINED` or
+ * externals) computes nothing on any domain, so it asks for no levels: only the intervals
+ * that run, and the order between consecutive ones, count. */
 static void min_levels(Stencil *st) {
     int m = 1;
     for (int c = 0; c < st->ncomps; c++) {
         Computation *comp = &st->comps[c];
+        const Interval *prev = NULL;
         for (int i = 0; i < comp->nintervals; i++) {
             Interval *in = &comp->intervals[i];
+            if (in->body.n == 0) continue;
             int v = levels_for(in->start, in->end, true);
             if (v > m) m = v;
-        }
-        for (int i = 0; i + 1 < comp->nintervals; i++) {
-            Interval *a = &comp->intervals[i], *b = &comp->intervals[i + 1];
-            int v = comp->policy == POLICY_BACKWARD ? levels_for(b->end, a->start, false)
-                                                    : levels_for(a->end, b->start, false);
-            if (v > m) m = v;
+            if (prev != NULL) {
+                v = comp->policy == POLICY_BACKWARD ? levels_for(in->end, prev->start, false)
+                                                    : levels_for(prev->end, in->start, false);
+                if (v > m) m = v;
+            }
+            prev = in;
         }
     }
     st->min_k_levels = m;
