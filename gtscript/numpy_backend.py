@@ -238,12 +238,17 @@ class _Executor:
         else:
             self.run_while(s, krange)
 
+    def level(self, bound, nk):
+        """The K index of an interval bound: (level, offset), or (0, offset, name) for a
+        run-time bound, the integer scalar ``name`` (checked by the call) plus offset."""
+        k = bound[1] if bound[0] == 0 else nk + bound[1]
+        return k + int(self.scalars[bound[2]]) if len(bound) == 3 else k
+
     def run(self):
         nk = self.domain[2]
         for policy, intervals in self.tree["computations"]:
             for start, end, body in intervals:
-                k0 = start[1] if start[0] == 0 else nk + start[1]
-                k1 = end[1] if end[0] == 0 else nk + end[1]
+                k0, k1 = self.level(start, nk), self.level(end, nk)
                 if k0 >= k1:
                     continue
                 if policy == "PARALLEL":

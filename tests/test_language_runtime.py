@@ -3,6 +3,8 @@ data-dimension indices computed at run time, K offsets computed by the stencil i
 the K levels a call needs when compile-time choices empty an interval. Every construct runs
 on the cpu and numpy backends against hand-written NumPy, and through the cuda emulation."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,193 @@ def test_an_interval_emptied_by_inlined_needs_no_levels(backend):
             deep(a, np.zeros_like(a))
         on_cuda_emulation(inlined_away, {"a": a, "out": np.full((NI, NJ, nk), 7.0)}, {"out": e},
                           externals={"DEEP": False})
+
+
+# ----------------------------------------------------------------- run-time interval bounds
+
+
+def runtime_bounds(a: Field[np.float64], out: Field[np.float64], acc: Field[np.float64],
+                   n: int, kstart: np.int32):
+    with computation(PARALLEL):
+        with interval(0, n):
+            out = a
+        with interval(n, None):
+            out = -a
+    with computation(FORWARD):
+        with interval(0, kstart + 1):
+            acc = a
+        with interval(kstart + 1, -1):
+            acc = acc[0, 0, -1] + a
+    with computation(BACKWARD):  # written top down: the order BACKWARD runs them
+        with interval(n, None):
+            out = out + 1.0
+        with interval(1, n - 1):
+            out = out[0, 0, 1] * 0.5 + out
+
+
+def runtime_bounds_reference(a, out, acc, n, kstart, origin, domain):
+    """Plain loops over the levels of the domain (origin/domain given, as the call)."""
+    out, acc = out.copy(), acc.copy()
+    (i0, j0, k0), (ni, nj, nk) = origin, domain
+    col = (slice(i0, i0 + ni), slice(j0, j0 + nj))
+    for k in range(nk):
+        out[col + (k0 + k,)] = a[col + (k0 + k,)] if k < n else -a[col + (k0 + k,)]
+    for k in range(0, kstart + 1):
+        acc[col + (k0 + k,)] = a[col + (k0 + k,)]
+    for k in range(kstart + 1, nk - 1):
+        acc[col + (k0 + k,)] = acc[col + (k0 + k - 1,)] + a[col + (k0 + k,)]
+    for k in range(nk - 1, n - 1, -1):
+        out[col + (k0 + k,)] = out[col + (k0 + k,)] + 1.0
+    for k in range(n - 2, 0, -1):
+        out[col + (k0 + k,)] = out[col + (k0 + k + 1,)] * 0.5 + out[col + (k0 + k,)]
+    return out, acc
+
+
+@pytest.mark.parametrize("n, kstart", [(2, 1), (2, 0), (6, 4), (3, 3), (5, -1), (NK, NK - 2)])
+def test_scalar_parameters_as_interval_bounds(n, kstart):
+    rng = np.random.default_rng(2)
+    shape = (NI + 2, NJ + 1, NK + 2)
+    origin, domain = (1, 0, 1), (NI, NJ, NK)
+    a = rng.uniform(-1.0, 1.0, shape)
+    out, acc = np.full(shape, 1234.5), np.full(shape, 1234.5)  # sentinel margins
+    e_out, e_acc = runtime_bounds_reference(a, out, acc, n, kstart, origin, domain)
+    arrays = {"a": a, "out": out, "acc": acc}
+    scalars = {"n": n, "kstart": kstart}
+    check_construct(runtime_bounds, arrays, {"out": e_out, "acc": e_acc}, ["out", "acc"],
+                    scalars=scalars, origin=origin, domain=domain)
+    on_cuda_emulation_at(runtime_bounds, arrays, {"out": e_out, "acc": e_acc}, scalars,
+                         origin, domain)
+
+
+def on_cuda_emulation_at(defn, arrays, expected, scalars, origin, domain):
+    if compiler() is None:
+        return
+    copies = {name: value.copy() for name, value in arrays.items()}
+    emulate(gtscript.stencil("cuda", defn))(**copies, **scalars, origin=origin, domain=domain)
+    for name, value in expected.items():
+        assert_matches(copies[name], value, f"{name} (cuda emulation)")
+
+
+def line_of(defn, text):
+    """The line number of the first line of ``defn``'s source containing ``text``."""
+    lines, first = inspect.getsourcelines(defn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("n, kstart, words", [
+    (NK + 1, 0, ("(0, n)", "reaches outside the domain", "'n' = 7", f"{NK} K levels")),
+    (-1, 0, ("(0, n)", "has its start above its end", "'n' = -1")),
+    (1, 0, ("(1, n - 1)", "has its start above its end", "'n' - 1 = 1 - 1")),
+    (2, NK, ("(0, kstart + 1)", "reaches outside the domain", f"'kstart' + 1 = {NK} + 1")),
+    (2, NK - 1, ("(kstart + 1, -1)", "start above its end", f"'kstart' + 1 = {NK - 1} + 1")),
+    (2, -3, ("(0, kstart + 1)", "start above its end", "'kstart' + 1 = -3 + 1")),
+    (2, -1, ("'acc'", "needs levels -1..")),  # acc[0, 0, -1] read on level 0
+])
+def test_run_time_bounds_are_checked_before_anything_runs(backend, n, kstart, words):
+    if words[0].startswith("("):  # the interval the message names, by its line
+        words = (f"the interval on line {line_of(runtime_bounds, words[0])} ",) + words[1:]
+    stencil = build(runtime_bounds, backend)
+    a, out, acc = np.ones(SHAPE), np.full(SHAPE, 3.0), np.full(SHAPE, 4.0)
+    with pytest.raises(ValueError) as info:
+        stencil(a, out, acc, n=n, kstart=kstart)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+    assert (out == 3.0).all() and (acc == 4.0).all()
+
+
+def two_sections(a: Field[np.float64], out: Field[np.float64], n1: int, n2: int):
+    with computation(FORWARD):
+        with interval(0, n1):
+            out = a
+        with interval(n2, None):
+            out = out[0, 0, -1] + a
+    with computation(BACKWARD):
+        with interval(n2, None):
+            out = out + 1.0
+        with interval(0, n1):
+            out = out * 2.0
+
+
+def two_sections_reference(a, out, n1, n2):
+    out = out.copy()
+    nk = a.shape[2]
+    for k in range(0, n1):
+        out[:, :, k] = a[:, :, k]
+    for k in range(n2, nk):
+        out[:, :, k] = out[:, :, k - 1] + a[:, :, k]
+    for k in range(nk - 1, n2 - 1, -1):
+        out[:, :, k] += 1.0
+    for k in range(n1 - 1, -1, -1):
+        out[:, :, k] *= 2.0
+    return out
+
+
+@pytest.mark.parametrize("n1, n2", [(2, 2), (1, 4), (NK, NK), (2, NK), (3, 5)])
+def test_run_time_sections_may_leave_gaps(n1, n2):
+    rng = np.random.default_rng(3)
+    a, out = rng.uniform(-1.0, 1.0, SHAPE), np.full(SHAPE, 5.0)
+    expected = two_sections_reference(a, out, n1, n2)
+    arrays, scalars = {"a": a, "out": out}, {"n1": n1, "n2": n2}
+    check_construct(two_sections, arrays, {"out": expected}, ["out"], scalars=scalars)
+    on_cuda_emulation(two_sections, arrays, {"out": expected}, scalars)
+
+
+def test_run_time_sections_must_not_overlap(backend):
+    stencil = build(two_sections, backend)
+    a, out = np.ones(SHAPE), np.full(SHAPE, 5.0)
+    first, second = line_of(two_sections, "(0, n1)"), line_of(two_sections, "(n2, None)")
+    with pytest.raises(ValueError) as info:
+        stencil(a, out, n1=3, n2=2)
+    message = str(info.value)
+    for word in (f"line {second} runs on levels [2, {NK})", f"line {first} on [0, 3)",
+                 "must not overlap", "upwards in PARALLEL and FORWARD"):
+        assert word in message, (word, message)
+    assert (out == 5.0).all()
+    with pytest.raises(ValueError, match="'out'.*needs levels -1"):  # out[0, 0, -1] at level 0
+        stencil(a, out, n1=0, n2=0)
+    assert (out == 5.0).all()
+
+
+def test_run_time_bounds_that_are_known_wrong_fail_the_build():
+    from gtscript import IJ
+    from gtscript.errors import GTScriptSemanticError, GTScriptSyntaxError
+
+    def written_out_of_order(a: Field[np.float64], out: Field[np.float64], n: int):
+        with computation(FORWARD):
+            with interval(n, None):
+                out = a
+            with interval(0, n):  # here
+                out = a
+
+    def backward_written_upwards(a: Field[np.float64], out: Field[np.float64], n: int):
+        with computation(BACKWARD):
+            with interval(0, n):
+                out = a
+            with interval(n, None):  # here
+                out = a
+
+    def empty(a: Field[np.float64], out: Field[np.float64], n: int):
+        with computation(PARALLEL), interval(n + 1, n + 1):  # here
+            out = a
+
+    def float_bound(a: Field[np.float64], out: Field[np.float64], n: float):
+        with computation(PARALLEL), interval(0, n):  # here
+            out = a
+
+    def field_bound(a: Field[np.float64], out: Field[np.float64], n: Field[IJ, np.int64]):
+        with computation(PARALLEL), interval(n, None):  # here
+            out = a
+
+    for defn, cls, words in (
+        (written_out_of_order, GTScriptSemanticError, ("order written", "upwards", "above")),
+        (backward_written_upwards, GTScriptSemanticError, ("downwards in BACKWARD", "below")),
+        (empty, GTScriptSemanticError, ("empty interval",)),
+        (float_bound, GTScriptSyntaxError, ("'n' is a float64 scalar", "integer")),
+        (field_bound, GTScriptSyntaxError, ("'n' is a field", "integer scalar parameter")),
+    ):
+        for backend in ("cpu", "numpy"):
+            with pytest.raises(cls) as info:
+                build(defn, backend)
+            assert info.value.lineno == line_of(defn, "# here"), info.value
+            for word in words:
+                assert word in info.value.msg, (word, info.value.msg)

@@ -223,6 +223,11 @@ static void min_levels(Stencil *st) {
         for (int i = 0; i < comp->nintervals; i++) {
             Interval *in = &comp->intervals[i];
             if (in->body.n == 0) continue;
+            /* run-time bounds: the call checks the intervals against the domain */
+            if (in->start.sym || in->end.sym) {
+                prev = NULL;
+                continue;
+            }
             int v = levels_for(in->start, in->end, true);
             if (v > m) m = v;
             if (prev != NULL) {

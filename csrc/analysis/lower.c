@@ -19,7 +19,8 @@ typedef struct {
 
 /* One K level at most: interval(0, 1), interval(-1, None), ... */
 static bool single_level(const Interval *in) {
-    return in->start.level == in->end.level && in->end.offset - in->start.offset <= 1;
+    return in->start.sym == in->end.sym && in->start.level == in->end.level &&
+           in->end.offset - in->start.offset <= 1;
 }
 
 /* Fields without a K axis are shared by every level (IJ) or every column (K): a write is

@@ -5,6 +5,7 @@
  * base pointers and element strides with the GIL released.
  */
 #include "call/call.h"
+#include "call/ibounds.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
@@ -173,7 +174,8 @@ static int64_t default_k_halo(const Stencil *st) {
     int64_t h = 0;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
-        if (k->slot >= st->nfields || k->start.level != 0) continue;
+        /* a run-time start is only known at the call: the extent check reports it */
+        if (k->slot >= st->nfields || k->start.level != 0 || k->start.sym) continue;
         int64_t need = -(k->start.offset + k->dlo);
         if (need > h) h = need;
     }
@@ -185,7 +187,9 @@ static int64_t upper_k_halo(const Stencil *st, int slot) {
     int64_t h = 0;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
-        if (k->slot >= st->nfields || (slot >= 0 && k->slot != slot) || k->end.level != 1) continue;
+        if (k->slot >= st->nfields || (slot >= 0 && k->slot != slot) || k->end.level != 1 ||
+            k->end.sym)
+            continue;
         int64_t need = k->end.offset + k->dhi;
         if (need > h) h = need;
     }
@@ -283,7 +287,7 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
     return true;
 }
 
-static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *o,
+static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *kvals, const int64_t *o,
                  const int64_t *n) {
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
@@ -304,8 +308,7 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
         if (k->slot != s->slot) continue;
-        int64_t ks = k->start.level ? n[2] + k->start.offset : k->start.offset;
-        int64_t ke = k->end.level ? n[2] + k->end.offset : k->end.offset;
+        int64_t ks = bound_level(k->start, n[2], kvals), ke = bound_level(k->end, n[2], kvals);
         if (ks >= ke) continue;
         int64_t lo = o[2] + ks + k->dlo, hi = o[2] + ke - 1 + k->dhi;
         if (lo < 0 || hi >= PyArray_DIM(arr, d)) {
@@ -427,6 +430,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         if (st->params[i]->kind == SYM_FIELD && !check_field(st->params[i], b->value[i], b->validate))
             return false;
     if (!resolve_origins(st, origin, b) || !resolve_domain(st, domain, b)) return false;
+    if (!ibounds_check(st, b->value, b->domain, b->kvals)) return false;
     if (b->domain[0] && b->domain[1] && b->domain[2] && b->domain[2] < st->min_k_levels) {
         PyErr_Format(PyExc_ValueError,
                      "the domain has %lld K levels but the stencil's intervals need at least %d",
@@ -439,14 +443,14 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
-        if (!fits(st, s, arr, b->origin[i], b->domain)) return false;
+        if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain)) return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
             PyErr_Format(PyExc_ValueError, "argument '%s' is written by the stencil but is read-only",
                          s->name);
             return false;
         }
     }
-    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain);
+    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain, b->kvals);
 }
 
 /* ---- scalars ------------------------------------------------------------------------ */

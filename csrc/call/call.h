@@ -38,6 +38,7 @@ typedef struct Bound {
     int64_t domain[3];
     char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
     bool shared;                       /* a written field's span meets another field's */
+    int64_t kvals[256];                /* integer scalars by scalar slot (run-time bounds) */
     bool validate;
     PyObject *exec_info; /* borrowed, or NULL */
 } Bound;

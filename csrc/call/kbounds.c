@@ -465,6 +465,7 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     return false;
 }
 
+/* region box bounds (never run-time bounds) */
 static int64_t bound_at(AxisBound b, int64_t n) { return b.level ? n + b.offset : b.offset; }
 
 /* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
@@ -558,7 +559,7 @@ bad:
 }
 
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
-                   const int64_t *domain) {
+                   const int64_t *domain, const int64_t *kvals) {
     if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0 || !st->has_variable_k) return true;
     Val *scalars = calloc((size_t)st->nscalars + 1, sizeof *scalars);
     if (scalars == NULL) {
@@ -571,8 +572,8 @@ bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*o
             const Computation *comp = &st->comps[ci];
             for (int i = 0; i < comp->nintervals && !c.failed; i++) {
                 const Interval *in = &comp->intervals[i];
-                c.ks = bound_at(in->start, domain[2]);
-                c.ke = bound_at(in->end, domain[2]);
+                c.ks = bound_level(in->start, domain[2], kvals);
+                c.ke = bound_level(in->end, domain[2], kvals);
                 if (c.ks < c.ke) check_stmts(&c, &in->body);
             }
         }

@@ -99,7 +99,11 @@ static PyObject *opt_expr(const Expr *e) {
     return export_expr(e);
 }
 
-PyObject *export_bound(AxisBound b) { return Py_BuildValue("(ii)", b.level, b.offset); }
+/* (level, offset), or (0, offset, name) for a run-time bound (the scalar parameter `name`) */
+PyObject *export_bound(AxisBound b) {
+    if (b.sym) return Py_BuildValue("(iis)", b.level, b.offset, b.sym->name);
+    return Py_BuildValue("(ii)", b.level, b.offset);
+}
 
 static PyObject *opt_bound(bool has, AxisBound b) {
     if (!has) Py_RETURN_NONE;

@@ -152,7 +152,18 @@ struct Expr {
 typedef struct AxisBound {
     int level; /* 0: start of the domain, 1: end */
     int offset;
+    /* interval bounds only: a run-time bound, `interval(n + 1, ...)` with n an integer scalar
+     * parameter: the level is 0 and the value of n adds to the offset (NULL: none) */
+    Symbol *sym;
 } AxisBound;
+
+/* The K index of an interval bound, from the domain's first level, on a domain of n levels;
+ * kvals[slot]: the value of each integer scalar argument by scalar slot (run-time bounds;
+ * the call has checked that these stay inside the domain, so nothing overflows). */
+static inline int64_t bound_level(AxisBound b, int64_t n, const int64_t *kvals) {
+    int64_t v = b.level ? n + b.offset : b.offset;
+    return b.sym ? v + kvals[b.sym->slot] : v;
+}
 
 /* A horizontal region box; an absent bound is unbounded. */
 typedef struct Box {
@@ -274,6 +285,8 @@ typedef struct Stencil {
     bool extended_writes;
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
+    /* some interval has a run-time bound (a scalar parameter): the call checks the bounds */
+    bool has_runtime_bounds;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and
      * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;

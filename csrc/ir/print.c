@@ -2,7 +2,10 @@
 #include "ir/print.h"
 
 static void print_bound(AxisBound b, StrBuf *o) {
-    if (b.level == 0) sb_printf(o, "%d", b.offset);
+    if (b.sym) {
+        sb_puts(o, b.sym->name);
+        if (b.offset) sb_printf(o, " %c %d", b.offset < 0 ? '-' : '+', b.offset < 0 ? -b.offset : b.offset);
+    } else if (b.level == 0) sb_printf(o, "%d", b.offset);
     else if (b.offset == 0) sb_puts(o, "None");
     else sb_printf(o, "%d", b.offset);
 }

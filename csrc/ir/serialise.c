@@ -110,6 +110,8 @@ static void bound(Ser *S, bool has, AxisBound b) {
         sb_printf(S->out, "%d%+d", b.level, b.offset);
     else
         sb_puts(S->out, "*");
+    /* a run-time bound: the scalar parameter by position (names do not change the code) */
+    if (has && b.sym) sb_printf(S->out, "+p%d", b.sym->index);
 }
 
 static void boxes(Ser *S, int n, const Box *bx) {

@@ -22,7 +22,7 @@ import numpy as np
 
 import gtscript
 
-MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields", "test_language_field_kinds",
+MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields", "test_language_field_kinds", "test_language_runtime",
            "test_language_operators", "test_language_regions", "test_language_vertical",
            "test_parallel_model")
 
@@ -31,6 +31,8 @@ def _externals(module, name):
     """Externals the suite passes for definitions that need them."""
     if name == "externals_defn":
         return {"FACTOR": 2.0, "SHIFT": True}
+    if name == "inlined_away":
+        return {"DEEP": False}
     if name == "externals_in_function_defn":
         return {"FACTOR": 0.25}
     if name.startswith("compile_time_defn"):

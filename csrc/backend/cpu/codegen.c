@@ -418,6 +418,11 @@ LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMVa
 }
 
 LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
+    if (ab.sym) { /* a run-time bound: the scalar (checked by the call) plus the offset */
+        LLVMValueRef v = g->scalar[ab.sym->slot];
+        if (ab.sym->dtype != DT_INT64) v = LLVMBuildSExt(g->b, v, g->i64, "");
+        return LLVMBuildNSWAdd(g->b, v, cg_c64(g, ab.offset), "");
+    }
     return ab.level == 0 ? cg_c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, cg_c64(g, ab.offset), "");
 }
 

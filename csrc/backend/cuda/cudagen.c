@@ -372,8 +372,10 @@ static void cond_and(StrBuf *c, const char *fmt, const char *x, const char *y) {
     sb_printf(c, fmt, x, y);
 }
 
-static void bound_text(char *buf, size_t n, AxisBound b, const char *size) {
-    if (b.level == 0) snprintf(buf, n, "%d", b.offset);
+static void bound_text(W *w, char *buf, size_t n, AxisBound b, const char *size) {
+    if (b.sym) /* a run-time bound: the scalar (checked by the call) plus the offset */
+        snprintf(buf, n, "((long long)%s + %d)", scalar_name(w, b.sym), b.offset);
+    else if (b.level == 0) snprintf(buf, n, "%d", b.offset);
     else if (b.offset == 0) snprintf(buf, n, "%s", size);
     else snprintf(buf, n, "%s %c %d", size, b.offset < 0 ? '-' : '+', b.offset < 0 ? -b.offset : b.offset);
 }
@@ -407,11 +409,11 @@ static void stmt_range(W *w, const PStmt *p, const int ulo[2], const int uhi[2],
     const char *pos[2] = {w->i, w->j}, *size[2] = {ni(w), nj(w)};
     for (int a = 0; a < 2; a++) {
         if (box->has[2 * a]) {
-            bound_text(buf2, sizeof buf2, box->b[2 * a], size[a]);
+            bound_text(w, buf2, sizeof buf2, box->b[2 * a], size[a]);
             cond_and(c, "%s >= %s", pos[a], buf2);
         }
         if (box->has[2 * a + 1]) {
-            bound_text(buf2, sizeof buf2, box->b[2 * a + 1], size[a]);
+            bound_text(w, buf2, sizeof buf2, box->b[2 * a + 1], size[a]);
             cond_and(c, "%s < %s", pos[a], buf2);
         }
     }
@@ -470,8 +472,8 @@ static void write_interval(W *w, const KPlan *P, int first, int n, bool sync) {
     const Computation *c = &w->st->comps[p0->comp];
     const Interval *in = &c->intervals[p0->interval];
     char ks[96], ke_[96];
-    bound_text(ks, sizeof ks, in->start, nk(w));
-    bound_text(ke_, sizeof ke_, in->end, nk(w));
+    bound_text(w, ks, sizeof ks, in->start, nk(w));
+    bound_text(w, ke_, sizeof ke_, in->end, nk(w));
     const char *b = kb(w), *e = ke(w);
     const char *lo = gen_declare(&w->g, HOIST, "const long long", "klev_lo", "%s > %s ? %s : %s", ks, b, ks, b);
     const char *hi = gen_declare(&w->g, HOIST, "const long long", "klev_hi", "%s < %s ? %s : %s", ke_, e, ke_, e);
