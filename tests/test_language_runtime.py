@@ -252,3 +252,108 @@ def test_run_time_bounds_that_are_known_wrong_fail_the_build():
             assert info.value.lineno == line_of(defn, "# here"), info.value
             for word in words:
                 assert word in info.value.msg, (word, info.value.msg)
+
+
+# ---------------------------------------------------------------- run-time data indices
+
+
+def runtime_components(v: Field[(np.float64, (3,))], m: Field[(np.float64, (2, 3))],
+                       out: Field[np.float64], w: Field[(np.float64, (3,))], n: int):
+    with computation(PARALLEL), interval(...):
+        out = v[0, 0, 0][n] + 10.0 * m[1, 0, 0][n - 1, 2 - n]
+        w[0, 0, 0][n] = out
+        w[0, 0, 0][2 - n] = w[0, 0, 0][2 - n] + 100.0
+
+
+def runtime_components_reference(v, m, out, w, n):
+    out, w = out.copy(), w.copy()
+    out[:-1] = v[:-1, :, :, n] + 10.0 * m[1:, :, :, n - 1, 2 - n]
+    w[:-1, :, :, n] = out[:-1]
+    w[:-1, :, :, 2 - n] += 100.0
+    return out, w
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_run_time_data_indices_read_and_write(n):
+    rng = np.random.default_rng(4)
+    v, m = rng.uniform(-1.0, 1.0, SHAPE + (3,)), rng.uniform(-1.0, 1.0, SHAPE + (2, 3))
+    out, w = np.full(SHAPE, 1234.5), np.full(SHAPE + (3,), 1234.5)
+    e_out, e_w = runtime_components_reference(v, m, out, w, n)
+    arrays, scalars = {"v": v, "m": m, "out": out, "w": w}, {"n": n}
+    expected = {"out": e_out, "w": e_w}
+    check_construct(runtime_components, arrays, expected, ["out", "w"], scalars=scalars)
+    on_cuda_emulation(runtime_components, arrays, expected, scalars)
+
+
+@pytest.mark.parametrize("n, bad, size", [(3, 3, 3), (0, -1, 2), (-1, -1, 3)])
+def test_run_time_data_indices_out_of_range_raise(backend, n, bad, size):
+    stencil = build(runtime_components, backend)
+    v, m = np.ones(SHAPE + (3,)), np.ones(SHAPE + (2, 3))
+    out, w = np.full(SHAPE, 3.0), np.full(SHAPE + (3,), 4.0)
+    with pytest.raises(IndexError) as info:
+        stencil(v, m, out, w, n=n)
+    message = str(info.value)
+    line = line_of(runtime_components, "out = v[0, 0, 0][n]")
+    for word in (f"line {line}", f"is {bad} at point", f"{size} components", "from 'n'"):
+        assert word in message, (word, message)
+    assert (out == 3.0).all() and (w == 4.0).all()
+
+
+def test_data_indices_read_from_a_field(backend):
+    from gtscript import IJ
+
+    def pick(v: Field[(np.float64, (4,))], sel: Field[IJ, np.int8], out: Field[np.float64],
+             w: Field[(np.float64, (4,))]):
+        with computation(FORWARD), interval(...):
+            out = v[0, 0, 0][sel + 1] * 2.0  # here
+            w[0, 0, 0][sel] = out + w[0, 0, 0][sel]
+
+    rng = np.random.default_rng(5)
+    v = rng.uniform(-1.0, 1.0, SHAPE + (4,))
+    sel = rng.integers(0, 3, SHAPE[:2]).astype(np.int8)
+    out, w = np.full(SHAPE, 9.0), rng.uniform(-1.0, 1.0, SHAPE + (4,))
+    e_out = np.take_along_axis(v, (sel + 1)[:, :, None, None].astype(np.int64), axis=3)[..., 0]
+    e_out = e_out * 2.0
+    e_w = w.copy()
+    index = np.broadcast_to(sel[:, :, None, None].astype(np.int64), SHAPE + (1,))
+    np.put_along_axis(e_w, index, np.take_along_axis(w, index, axis=3) + e_out[..., None], axis=3)
+    arrays = {"v": v, "sel": sel, "out": out, "w": w}
+    check_construct(pick, arrays, {"out": e_out, "w": e_w}, ["out", "w"])
+    on_cuda_emulation(pick, arrays, {"out": e_out, "w": e_w})
+    stencil = build(pick, backend)
+    bad = sel.copy()
+    bad[2, 3] = 3  # sel + 1 == 4 reads past the last component
+    before = w.copy()
+    with pytest.raises(IndexError, match=r"is 4 at point \(2, 3, 0\).*4 components.*'sel'"):
+        stencil(v, bad, out.copy(), w)
+    assert np.array_equal(w, before)
+
+
+def test_run_time_data_indices_must_be_known_before_the_call():
+    from gtscript.errors import GTScriptSemanticError, GTScriptSyntaxError
+
+    def from_a_written_field(v: Field[(np.float64, (3,))], k: Field[np.int64],
+                             out: Field[np.float64]):
+        with computation(PARALLEL), interval(...):
+            k = 1
+            out = v[0, 0, 0][k]  # here
+
+    def float_index(v: Field[(np.float64, (3,))], out: Field[np.float64], x: float):
+        with computation(PARALLEL), interval(...):
+            out = v[0, 0, 0][x]  # here
+
+    def too_many_indices(v: Field[(np.float64, (3,))], out: Field[np.float64], n: int):
+        with computation(PARALLEL), interval(...):
+            out = v[0, 0, 0][n, 0]  # here
+
+    for defn, cls, words in (
+        (from_a_written_field, GTScriptSemanticError, ("run-time data index", "'k'")),
+        (float_index, GTScriptSemanticError, ("data index must be an integer", "float64")),
+        (too_many_indices, GTScriptSyntaxError, ("1 data dimension", "2 data index")),
+    ):
+        for backend in ("cpu", "numpy"):
+            with pytest.raises(cls) as info:
+                build(defn, backend)
+            assert info.value.lineno == line_of(defn, "# here"), info.value
+            for word in words:
+                assert word in info.value.msg, (word, info.value.msg)

@@ -148,11 +148,30 @@ static bool check_koffset_sources(Stencil *st, Expr *kexpr, const char *what) {
                       s->name);
 }
 
+static void note_read(void *ctx, Expr *e) {
+    (void)e;
+    *(bool *)ctx = true;
+}
+
 static DType float_of(TypeInfo t) { return t.t == DT_FLOAT32 ? DT_FLOAT32 : DT_FLOAT64; }
 
 static bool infer_call(Stencil *st, Expr *e) {
     for (int i = 0; i < e->call.nargs; i++)
         if (!infer(st, e->call.args[i])) return false;
+    if (e->call.fn == FN_DATA_INDEX) {
+        /* an int64 index; the call evaluates it before running, as a variable K offset */
+        const Expr *i = e->call.args[0];
+        if (!dtype_is_int(i->type) || e->call.args[1]->kind != E_CONST)
+            return diag_error(st, DIAG_SEMANTIC, i->line, i->col,
+                              "a data index must be an integer, not %s", dtype_name(i->type));
+        st->has_data_index = true;
+        expr_visit_fields(e->call.args[0], note_read, &st->data_index_reads_fields);
+        e->type = DT_INT64;
+        e->weak = false;
+        for (int a = 0; a < 2; a++)
+            if (!(e->call.args[a] = coerce(st, e->call.args[a], DT_INT64))) return false;
+        return check_koffset_sources(st, e->call.args[0], "a run-time data index");
+    }
     TypeInfo t = info(e->call.args[0]);
     for (int i = 1; i < e->call.nargs; i++) t = promote(t, info(e->call.args[i]));
     switch (e->call.fn) {

@@ -50,6 +50,7 @@ static const struct {
     [FN_ARCCOS] = {"arccos", 1},   [FN_ARCTAN] = {"arctan", 1},   [FN_ARCTAN2] = {"arctan2", 2},
     [FN_SINH] = {"sinh", 1},       [FN_COSH] = {"cosh", 1},       [FN_TANH] = {"tanh", 1},
     [FN_ISFINITE] = {"isfinite", 1}, [FN_ISINF] = {"isinf", 1},   [FN_ISNAN] = {"isnan", 1},
+    [FN_DATA_INDEX] = {"__data_index", 2},
 };
 
 const char *builtin_name(Builtin fn) { return BUILTINS[fn].name; }

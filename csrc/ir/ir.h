@@ -107,7 +107,11 @@ const char *op_name(Op op);
 typedef enum {
     FN_ABS, FN_MIN, FN_MAX, FN_SQRT, FN_EXP, FN_LOG, FN_LOG10, FN_POW, FN_FLOOR, FN_CEIL,
     FN_TRUNC, FN_SIN, FN_COS, FN_TAN, FN_ARCSIN, FN_ARCCOS, FN_ARCTAN, FN_ARCTAN2, FN_SINH,
-    FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN, FN_COUNT
+    FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN,
+    /* __data_index(i, n): the run-time data index i of a dimension of size n; its value is i,
+     * and the call checks 0 <= i < n wherever the statement runs (call/kbounds.c). The
+     * frontend writes it for f[0, 0, 0][i]; users cannot call it. */
+    FN_DATA_INDEX, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);
@@ -285,6 +289,9 @@ typedef struct Stencil {
     bool extended_writes;
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
+    /* some expression has a run-time data index (FN_DATA_INDEX): the call checks its range;
+     * data_index_reads_fields: some such index is computed from fields (read on the host) */
+    bool has_data_index, data_index_reads_fields;
     /* some interval has a run-time bound (a scalar parameter): the call checks the bounds */
     bool has_runtime_bounds;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and

@@ -201,6 +201,9 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
         emit(x, sb, a);
         sb_puts(sb, ")");
         return;
+    case FN_DATA_INDEX: /* checked by the call before the kernel runs */
+        emit(x, sb, a);
+        return;
     case FN_ISINF: snprintf(fn, sizeof fn, "gt_isinf_%s", sfx(t)); break;
     case FN_ISFINITE: snprintf(fn, sizeof fn, "gt_isfinite_%s", sfx(t)); break;
     case FN_POW:
