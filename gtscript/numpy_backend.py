@@ -115,11 +115,23 @@ class _Field:
         return self.array[tuple(index) + tuple(data_index)]
 
 
+class _CheckedLevelError(Exception):
+    """A K level computed from values the stencil writes fell outside the domain."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+
+
 class _Executor:
     def __init__(self, tree, fields, scalars, domain):
         self.tree = tree
         self.domain = domain
         self.scalars = scalars
+        # checked K levels (computed from values the stencil writes): the points of the
+        # expression being evaluated where one left the domain, and the line of the first
+        self.bad = None
+        self.bad_line = 0
         self.fields = {}
         kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
         for name, (array, origin) in fields.items():
@@ -140,6 +152,8 @@ class _Executor:
             return self.fields[e[2]].view(box, e[3], e[4])
         if tag in ("vfield", "afield"):
             kindex = self.expr(e[4], box)
+            if len(e) > 6 and e[6]:
+                kindex = self.checked_level(box, e[3], kindex, tag == "afield", e[6])
             return self.fields[e[2]].gather(box, e[3], kindex, e[5], absolute=tag == "afield")
         if tag == "scalar":
             return np.asarray(self.scalars[e[2]], dtype=dtype)
@@ -170,6 +184,27 @@ class _Executor:
             return np.asarray(self.expr(e[2], box)).astype(dtype)
         raise RuntimeError(f"numpy backend: unknown expression {tag!r}")
 
+    def checked_level(self, box, off, kindex, absolute, line):
+        """A level computed from values the stencil writes, as the compiled kernels treat it:
+        outside the domain's levels the point is noted (an error once the point is known to
+        execute) and reads its own level instead."""
+        k = np.arange(box[2][0], box[2][1])[None, None, :]
+        shape = tuple(hi - lo for lo, hi in box)
+        level = np.broadcast_to(kindex if absolute else k + off[2] + kindex, shape)
+        bad = (level < 0) | (level >= self.domain[2])
+        if not bad.any():
+            return kindex
+        self.bad = bad if self.bad is None else self.bad | bad
+        self.bad_line = self.bad_line or line
+        own = np.broadcast_to(k if absolute else -off[2] + 0 * k, shape)
+        return np.where(bad, own, np.broadcast_to(kindex, shape))
+
+    def check_levels(self, where):
+        """Raises when a checked level left the domain at a point in ``where`` (None: all)."""
+        bad, self.bad = self.bad, None
+        if bad is not None and (bad if where is None else np.logical_and(bad, where)).any():
+            raise _CheckedLevelError(self.bad_line)
+
     # -- statements -------------------------------------------------------------------
     def boxes(self, stmt_extent, regions, krange):
         (ilo, ihi), (jlo, jhi) = stmt_extent
@@ -196,10 +231,12 @@ class _Executor:
 
     def assign_box(self, box, target, koff, data_index, guard, value, mask):
         field = self.fields[target]
-        v = self.expr(value, box)
         where = None if guard is None else self.expr(guard, box)
+        self.check_levels(mask)  # the guard is evaluated wherever the statement runs
+        v = self.expr(value, box)
         if mask is not None:
             where = mask if where is None else np.logical_and(where, mask)
+        self.check_levels(where)  # the value only where the guard holds
         dest = field.view(box, (0, 0, koff), data_index)
         if where is None:
             dest[...] = v
@@ -209,11 +246,14 @@ class _Executor:
     def run_while(self, s, krange):
         _, _line, cond, guard, regions, extent, body = s
         for box in self.boxes(extent, regions, krange):
+            active = None  # points whose loop still runs: the condition is evaluated there
             while True:
                 m = self.expr(cond, box)
                 if guard is not None:
                     m = np.logical_and(m, self.expr(guard, box))
+                self.check_levels(active)
                 m = np.broadcast_to(m, tuple(hi - lo for lo, hi in box))
+                active = m
                 if not m.any():
                     break
                 for inner in body:
@@ -225,10 +265,13 @@ class _Executor:
             self.assign_box(box, target, koff, data_index, guard, value, mask)
         else:  # a nested while: iterate where both conditions hold
             _, _line, cond, guard, _regions, _extent, body = s
+            active = mask
             while True:
                 m = np.logical_and(mask, self.expr(cond, box))
                 if guard is not None:
                     m = np.logical_and(m, self.expr(guard, box))
+                self.check_levels(active)
+                active = m
                 if not m.any():
                     break
                 for inner in body:
@@ -267,5 +310,17 @@ def execute(tree, fields, scalars, domain):
     """Runs the analysed IR `tree` on bound arguments (see Module.bind)."""
     if 0 in domain:
         return
-    with np.errstate(all="ignore"):
-        _Executor(tree, fields, scalars, domain).run()
+    saved = {}
+    if tree.get("checked_k"):  # a checked level may fail mid-run: keep the arrays to restore
+        saved = {name: np.array(array, copy=True) for name, (array, _) in fields.items()}
+    try:
+        with np.errstate(all="ignore"):
+            _Executor(tree, fields, scalars, domain).run()
+    except _CheckedLevelError as err:
+        for name, copy in saved.items():
+            fields[name][0][...] = copy
+        raise ValueError(
+            f"the K level read on line {err.line}, computed from values the stencil writes, is "
+            f"outside the compute domain's {domain[2]} levels; the call was undone (every array "
+            f"it wrote was restored)"
+        ) from None

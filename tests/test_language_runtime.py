@@ -357,3 +357,74 @@ def test_run_time_data_indices_must_be_known_before_the_call():
             assert info.value.lineno == line_of(defn, "# here"), info.value
             for word in words:
                 assert word in info.value.msg, (word, info.value.msg)
+
+
+# ----------------------------------------- K levels computed from values the stencil writes
+
+
+def remap_defn():
+    def remap(pe1: Field[np.float64], pe2: Field[np.float64], q1: Field[np.float64],
+              q2: Field[np.float64], top: int):
+        with computation(FORWARD), interval(...):
+            kk = 0
+            while pe1.at(K=kk + 1) < pe2 and kk < top:  # kk: a temporary the loop writes
+                kk = kk + 1
+            w = (pe2 - pe1.at(K=kk)) / (pe1.at(K=kk + 1) - pe1.at(K=kk))
+            q2 = q1.at(K=kk) + w * (q1.at(K=kk + 1) - q1.at(K=kk))
+
+    return remap
+
+
+def remap_reference(pe1, pe2, q1, q2, top):
+    q2 = q2.copy()
+    ni, nj, nk = pe1.shape
+    for i in range(ni):
+        for j in range(nj):
+            for k in range(nk):
+                kk = 0
+                while pe1[i, j, kk + 1] < pe2[i, j, k] and kk < top:
+                    kk += 1
+                w = (pe2[i, j, k] - pe1[i, j, kk]) / (pe1[i, j, kk + 1] - pe1[i, j, kk])
+                q2[i, j, k] = q1[i, j, kk] + w * (q1[i, j, kk + 1] - q1[i, j, kk])
+    return q2
+
+
+def remap_inputs(rng, shape):
+    pe1 = np.cumsum(rng.uniform(0.5, 1.5, shape), axis=2)
+    pe2 = np.sort(rng.uniform(pe1[:, :, :1], pe1[:, :, -1:], shape), axis=2)
+    return pe1, pe2, rng.uniform(-1.0, 1.0, shape)
+
+
+def test_levels_computed_from_a_temporary_remap_a_column():
+    rng = np.random.default_rng(6)
+    pe1, pe2, q1 = remap_inputs(rng, SHAPE)
+    q2 = np.full(SHAPE, 1234.5)
+    expected = remap_reference(pe1, pe2, q1, q2, NK - 2)
+    check_construct(remap_defn(), {"pe1": pe1, "pe2": pe2, "q1": q1, "q2": q2},
+                    {"q2": expected}, ["q2"], scalars={"top": NK - 2})
+
+
+def test_a_level_outside_the_domain_undoes_the_call(backend):
+    rng = np.random.default_rng(7)
+    shape = (40, 33, 7)  # several tiles and threads on the cpu backend
+    pe1, pe2, q1 = remap_inputs(rng, shape)
+    stencil = build(remap_defn(), backend)
+    q2 = np.full(shape, 1234.5)
+    stencil(pe1, pe2, q1, q2, top=shape[2] - 2)
+    assert_matches(q2, remap_reference(pe1, pe2, q1, np.full(shape, 1234.5), shape[2] - 2))
+    # top = nk - 1 lets kk reach the last level, and pe1.at(K=kk + 1) then reads level nk
+    pe2[17, 5, -1] = pe1[17, 5, -1] + 1.0
+    before = q2.copy()
+    line = line_of(remap_defn(), "while pe1.at(K=kk + 1)")
+    with pytest.raises(ValueError) as info:
+        stencil(pe1, pe2, q1, q2, top=shape[2] - 1)
+    message = str(info.value)
+    for word in (f"line {line}", "computed from values the stencil writes",
+                 f"compute domain's {shape[2]} levels", "every array it wrote was restored"):
+        assert word in message, (word, message)
+    assert np.array_equal(q2, before)
+
+
+def test_the_cuda_backend_refuses_levels_it_cannot_check_yet():
+    with pytest.raises(NotImplementedError, match="cuda backend does not do that yet"):
+        gtscript.stencil("cuda", remap_defn())

@@ -201,6 +201,12 @@ static bool access_pass(Stencil *st) {
     }
     free(klo);
     free(khi);
+    /* a level the kernel checks may be any level of the domain: the array must hold them */
+    for (int p = 0; p < st->nparams && ok; p++) {
+        Symbol *s = st->params[p];
+        if (s->kind == SYM_FIELD && s->kread_checked)
+            ok = push_kacc(st, (KAccess){s->slot, {0, 0, NULL}, {1, 0, NULL}, 0, 0});
+    }
     return ok;
 }
 

@@ -235,7 +235,18 @@ static bool infer(Stencil *st, Expr *e) {
                                   "%s must be an integer, not %s", what,
                                   dtype_name(e->field.kexpr->type));
             e->field.kexpr = coerce(st, e->field.kexpr, DT_INT64);
-            if (e->field.kexpr == NULL || !check_koffset_sources(st, e->field.kexpr, what)) return false;
+            if (e->field.kexpr == NULL) return false;
+            KSources k = {st, NULL};
+            expr_visit_fields(e->field.kexpr, koffset_source, &k);
+            if (k.bad != NULL && e->field.sym->kind == SYM_FIELD) {
+                /* computed from values the stencil writes (FV3's remapping): the call cannot
+                 * evaluate it beforehand, so the kernel checks each level it reads */
+                e->field.kchecked = true;
+                e->field.sym->kread_checked = true;
+                st->has_checked_k = true;
+            } else if (!check_koffset_sources(st, e->field.kexpr, what)) {
+                return false;
+            }
         }
         return true;
     case E_SCALAR:

@@ -558,6 +558,46 @@ static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1
     return true;
 }
 
+/* ---- checked K reads ----------------------------------------------------------------
+ * A K level computed from values the stencil writes is only known while it runs: the kernel
+ * notes a level outside the domain, and the call then undoes itself. Copies of the written
+ * arrays are taken before the run, put back when the kernel noted such a level. */
+
+static bool save_written(const Stencil *st, const Bound *b, PyObject **saved) {
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD || !s->written) continue;
+        saved[i] = PyArray_NewCopy((PyArrayObject *)b->value[i], NPY_KEEPORDER);
+        if (saved[i] == NULL) {
+            for (int j = 0; j < i; j++) Py_CLEAR(saved[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Releases the copies; when line != 0, first puts them back and raises. */
+static bool restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+                            int64_t nk) {
+    bool ok = true;
+    for (int i = 0; i < st->nparams; i++) {
+        if (saved[i] == NULL) continue;
+        if (line && ok && PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
+            ok = false;
+        Py_CLEAR(saved[i]);
+    }
+    if (!ok) return false;
+    if (line) {
+        PyErr_Format(PyExc_ValueError,
+                     "the K level read on line %lld, computed from values the stencil writes, "
+                     "is outside the compute domain's %lld levels; the call was undone (every "
+                     "array it wrote was restored)",
+                     (long long)line, (long long)nk);
+        return false;
+    }
+    return true;
+}
+
 /* One call's work: tiles handed out to the pool's threads through an atomic counter. */
 typedef struct Job {
     GtKernelFn kernel;
@@ -633,11 +673,13 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     CpuVariant variant = {layout, b.shared};
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) return NULL;
-    char scalars[8 * 256];
+    /* the scalars, then the flag of checked K reads (the line of one that left the domain) */
+    char scalars[8 * 257];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && !scalar_value(s, b.value[i], scalars + 8 * s->slot)) return NULL;
     }
+    memset(scalars + 8 * st->nscalars, 0, 8);
     if (b.domain[0] == 0 || b.domain[1] == 0 || b.domain[2] == 0) {
         double t = call_now();
         if (b.exec_info && !fill_exec_info(m, b.exec_info, t0, t, t, NULL, variant)) return NULL;
@@ -669,10 +711,21 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
     }
     Job job = {kernel, plan, b.domain, scalars, 0};
+    PyObject *saved[256] = {NULL};
+    if (st->has_checked_k && !save_written(st, &b, saved)) {
+        release_plan(m, plan, owned);
+        return NULL;
+    }
     double t1 = call_now();
     Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
     Py_END_ALLOW_THREADS double t2 = call_now();
-    bool ok = b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant);
+    bool ok = true;
+    if (st->has_checked_k) {
+        int64_t line;
+        memcpy(&line, scalars + 8 * st->nscalars, sizeof line);
+        ok = restore_written(st, &b, saved, line, b.domain[2]);
+    }
+    ok = ok && (b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant));
     release_plan(m, plan, owned);
     if (!ok) return NULL;
     Py_RETURN_NONE;

@@ -39,9 +39,10 @@ static PyObject *export_expr(const Expr *e) {
                 Py_DECREF(di);
                 return NULL;
             }
-            return Py_BuildValue("(sss(iii)NN)", e->field.kabs ? "afield" : "vfield", t,
-                                 e->field.sym->name, o[0], o[1], o[2],
-                                 k, di);
+            /* last: the line of a checked level (kchecked), else 0 */
+            return Py_BuildValue("(sss(iii)NNi)", e->field.kabs ? "afield" : "vfield", t,
+                                 e->field.sym->name, o[0], o[1], o[2], k, di,
+                                 e->field.kchecked ? e->line : 0);
         }
         return Py_BuildValue("(sss(iii)N)", "field", t, e->field.sym->name, o[0], o[1], o[2], di);
     }
@@ -242,7 +243,8 @@ static PyObject *export_comps(const Stencil *st) {
 }
 
 PyObject *ir_export(const Stencil *st) {
-    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:i}", "name", st->name, "params", export_params(st),
-                         "temporaries", export_temps(st), "computations", export_comps(st),
-                         "min_k_levels", st->min_k_levels);
+    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:i,s:O}", "name", st->name, "params",
+                         export_params(st), "temporaries", export_temps(st), "computations",
+                         export_comps(st), "min_k_levels", st->min_k_levels, "checked_k",
+                         st->has_checked_k ? Py_True : Py_False);
 }

@@ -77,6 +77,9 @@ typedef struct Symbol {
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */
     bool kread_parallel;
+    /* fields: read at a K level the kernel checks (kchecked): the array must hold every level
+     * of the compute domain */
+    bool kread_checked;
     /* analysed (schedule.c), temporaries: every access lies in one column group, at zero
      * horizontal offset, so a column's values die with its sweep and the buffer needs only
      * the columns of one bundle (lane-major: the lanes of a level are adjacent) */
@@ -133,6 +136,10 @@ struct Expr {
             int off[3];
             Expr *kexpr; /* variable K offset (int expr), or NULL */
             bool kabs;   /* f.at(K=kexpr): kexpr is the absolute K index (off all 0) */
+            /* kexpr is computed from values the stencil writes, so the call cannot check it
+             * before running: the kernel checks the level against the compute domain's
+             * levels, reads the current level instead and reports the line (types.c) */
+            bool kchecked;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
         } field;
@@ -292,6 +299,9 @@ typedef struct Stencil {
     /* some expression has a run-time data index (FN_DATA_INDEX): the call checks its range;
      * data_index_reads_fields: some such index is computed from fields (read on the host) */
     bool has_data_index, data_index_reads_fields;
+    /* some read has a kchecked K index: calls keep a copy of the written arrays, and restore
+     * them and raise when the kernel reports a level outside the domain */
+    bool has_checked_k;
     /* some interval has a run-time bound (a scalar parameter): the call checks the bounds */
     bool has_runtime_bounds;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and

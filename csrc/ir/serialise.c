@@ -69,7 +69,7 @@ static void expr(Ser *S, const Expr *e) {
         sym_ref(S, e->field.sym);
         /* "@": the K index is absolute (f.at(K=...)), not an offset from the current level */
         sb_printf(o, " %d %d %d%s ", e->field.off[0], e->field.off[1], e->field.off[2],
-                  e->field.kabs ? "@" : "");
+                  e->field.kabs ? (e->field.kchecked ? "@!" : "@") : (e->field.kchecked ? "!" : ""));
         ints(S, e->field.ndi, e->field.data_index);
         sb_puts(o, " ");
         opt_expr(S, e->field.kexpr);

@@ -324,6 +324,26 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     return LLVMGetUndef(cg_type(g, e->type));
 }
 
+/* A K level computed from values the stencil writes (kchecked), relative to the domain's
+ * first level: outside [0, nk) the kernel notes the line in the flag the call reads after
+ * the run (which then restores the arrays and raises) and reads the current level, which
+ * the array holds, instead. */
+static LLVMValueRef checked_level(CG *g, LLVMValueRef level, int line) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, cg_c64(g, 0), ""),
+                                   LLVMBuildICmp(b, LLVMIntSLT, level, g->nk, ""), "kin");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kout");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kok");
+    LLVMBuildCondBr(b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(b, bad);
+    /* the first line noted stays (threads may note at once: compare-and-swap from 0) */
+    LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), cg_c64(g, line > 0 ? line : 1),
+                           LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildBr(b, cont);
+    LLVMPositionBuilderAtEnd(b, cont);
+    return LLVMBuildSelect(b, ok, level, g->k, "");
+}
+
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
     LLVMBuilderRef b = g->b;
     switch (e->kind) {
@@ -337,8 +357,9 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
         if (e->field.kabs) /* K index from the origin */
             kidx = cg_emit_expr(g, e->field.kexpr);
         else if (e->field.kexpr)
-            kidx = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
-                                   cg_emit_expr(g, e->field.kexpr), "");
+            kidx = LLVMBuildAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
+                                cg_emit_expr(g, e->field.kexpr), "");
+        if (e->field.kchecked) kidx = checked_level(g, kidx, e->line);
         LLVMValueRef addr = address(g, e->field.sym, e->field.off, kidx, e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
@@ -606,6 +627,9 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
         LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "");
         g->scalar[s->slot] = load_mem(g, s->dtype, p);
     }
+    /* the 8 bytes after the scalars: the line of a checked K read that left the domain */
+    LLVMValueRef off = cg_c64(g, 8LL * st->nscalars);
+    g->kflag = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "kflag");
 }
 
 static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
@@ -638,13 +662,14 @@ static bool emit_functions(CG *g, int nslots) {
     free(bparams);
     LLVMSetLinkage(g->fn, LLVMInternalLinkage);
     for (int s = g->shared ? g->st->nfields : 0; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
+    /* the scalars (parameter 3 of 4) are written when checked K reads note an error */
     for (unsigned p = 1; p <= 4; p++) {
         add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
-        add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
+        if (!(p == 3 && g->st->has_checked_k)) add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
     }
     for (unsigned p = 1; p <= 5; p++) {
         add_attr(g, kernel, p, "noalias");
-        add_attr(g, kernel, p, "readonly");
+        if (!(p == 4 && g->st->has_checked_k)) add_attr(g, kernel, p, "readonly");
     }
     add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
