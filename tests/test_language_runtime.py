@@ -362,16 +362,17 @@ def test_run_time_data_indices_must_be_known_before_the_call():
 # ----------------------------------------- K levels computed from values the stencil writes
 
 
-def remap_defn():
-    def remap(pe1: Field[np.float64], pe2: Field[np.float64], q1: Field[np.float64],
-              q2: Field[np.float64], top: int):
-        with computation(FORWARD), interval(...):
-            kk = 0
-            while pe1.at(K=kk + 1) < pe2 and kk < top:  # kk: a temporary the loop writes
-                kk = kk + 1
-            w = (pe2 - pe1.at(K=kk)) / (pe1.at(K=kk + 1) - pe1.at(K=kk))
-            q2 = q1.at(K=kk) + w * (q1.at(K=kk + 1) - q1.at(K=kk))
+def remap(pe1: Field[np.float64], pe2: Field[np.float64], q1: Field[np.float64],
+          q2: Field[np.float64], top: int):
+    with computation(FORWARD), interval(...):
+        kk = 0
+        while pe1.at(K=kk + 1) < pe2 and kk < top:  # kk: a temporary the loop writes
+            kk = kk + 1
+        w = (pe2 - pe1.at(K=kk)) / (pe1.at(K=kk + 1) - pe1.at(K=kk))
+        q2 = q1.at(K=kk) + w * (q1.at(K=kk + 1) - q1.at(K=kk))
 
+
+def make_remap():
     return remap
 
 
@@ -400,7 +401,7 @@ def test_levels_computed_from_a_temporary_remap_a_column():
     pe1, pe2, q1 = remap_inputs(rng, SHAPE)
     q2 = np.full(SHAPE, 1234.5)
     expected = remap_reference(pe1, pe2, q1, q2, NK - 2)
-    check_construct(remap_defn(), {"pe1": pe1, "pe2": pe2, "q1": q1, "q2": q2},
+    check_construct(make_remap(), {"pe1": pe1, "pe2": pe2, "q1": q1, "q2": q2},
                     {"q2": expected}, ["q2"], scalars={"top": NK - 2})
 
 
@@ -408,14 +409,14 @@ def test_a_level_outside_the_domain_undoes_the_call(backend):
     rng = np.random.default_rng(7)
     shape = (40, 33, 7)  # several tiles and threads on the cpu backend
     pe1, pe2, q1 = remap_inputs(rng, shape)
-    stencil = build(remap_defn(), backend)
+    stencil = build(make_remap(), backend)
     q2 = np.full(shape, 1234.5)
     stencil(pe1, pe2, q1, q2, top=shape[2] - 2)
     assert_matches(q2, remap_reference(pe1, pe2, q1, np.full(shape, 1234.5), shape[2] - 2))
     # top = nk - 1 lets kk reach the last level, and pe1.at(K=kk + 1) then reads level nk
     pe2[17, 5, -1] = pe1[17, 5, -1] + 1.0
     before = q2.copy()
-    line = line_of(remap_defn(), "while pe1.at(K=kk + 1)")
+    line = line_of(make_remap(), "while pe1.at(K=kk + 1)")
     with pytest.raises(ValueError) as info:
         stencil(pe1, pe2, q1, q2, top=shape[2] - 1)
     message = str(info.value)
@@ -425,6 +426,18 @@ def test_a_level_outside_the_domain_undoes_the_call(backend):
     assert np.array_equal(q2, before)
 
 
-def test_the_cuda_backend_refuses_levels_it_cannot_check_yet():
-    with pytest.raises(NotImplementedError, match="cuda backend does not do that yet"):
-        gtscript.stencil("cuda", remap_defn())
+def test_checked_levels_on_the_cuda_emulation():
+    if compiler() is None:
+        return
+    rng = np.random.default_rng(8)
+    pe1, pe2, q1 = remap_inputs(rng, SHAPE)
+    q2 = np.full(SHAPE, 1234.5)
+    stencil = emulate(gtscript.stencil("cuda", make_remap()))
+    stencil(pe1, pe2, q1, q2, top=NK - 2)
+    assert_matches(q2, remap_reference(pe1, pe2, q1, np.full(SHAPE, 1234.5), NK - 2))
+    assert "gt_klevel(" in stencil.source()
+    pe2[3, 2, -1] = pe1[3, 2, -1] + 1.0
+    before = q2.copy()
+    with pytest.raises(ValueError, match="line .* outside the compute domain's 6 levels.*restored"):
+        stencil(pe1, pe2, q1, q2, top=NK - 1)
+    assert np.array_equal(q2, before)

@@ -563,7 +563,7 @@ static bool fill_exec_info(ModuleObject *m, PyObject *info, double t0, double t1
  * notes a level outside the domain, and the call then undoes itself. Copies of the written
  * arrays are taken before the run, put back when the kernel noted such a level. */
 
-static bool save_written(const Stencil *st, const Bound *b, PyObject **saved) {
+bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !s->written) continue;
@@ -577,8 +577,8 @@ static bool save_written(const Stencil *st, const Bound *b, PyObject **saved) {
 }
 
 /* Releases the copies; when line != 0, first puts them back and raises. */
-static bool restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
-                            int64_t nk) {
+bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+                          int64_t nk) {
     bool ok = true;
     for (int i = 0; i < st->nparams; i++) {
         if (saved[i] == NULL) continue;
@@ -712,7 +712,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     Job job = {kernel, plan, b.domain, scalars, 0};
     PyObject *saved[256] = {NULL};
-    if (st->has_checked_k && !save_written(st, &b, saved)) {
+    if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         return NULL;
     }
@@ -723,7 +723,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     if (st->has_checked_k) {
         int64_t line;
         memcpy(&line, scalars + 8 * st->nscalars, sizeof line);
-        ok = restore_written(st, &b, saved, line, b.domain[2]);
+        ok = call_restore_written(st, &b, saved, line, b.domain[2]);
     }
     ok = ok && (b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant));
     release_plan(m, plan, owned);

@@ -261,7 +261,19 @@ static const char *read_access(void *ctx, const Expr *e) {
             return l->name;
     }
     StrBuf kx = {0}, addr = {0};
-    if (e->field.kexpr) {
+    if (e->field.kexpr && e->field.kchecked) {
+        /* the K term prints as (k + off + kx): kx is the checked level less k + off */
+        ExprWriter x = writer(w);
+        StrBuf lv = {0};
+        if (e->field.kabs) sb_puts(&lv, "(long long)");
+        else sb_printf(&lv, "%s + %d + (long long)", w->k, e->field.off[2]);
+        cuda_expr(&x, &lv, e->field.kexpr);
+        sb_printf(&kx, "(gt_klevel(%s, %s, %s, gt_scalars + %d, %d)", lv.data ? lv.data : "0", nk(w),
+                  w->k, 8 * w->st->nscalars, e->line > 0 ? e->line : 1);
+        if (!e->field.kabs) sb_printf(&kx, " - %s - %d", w->k, e->field.off[2]);
+        sb_puts(&kx, ")");
+        sb_free(&lv);
+    } else if (e->field.kexpr) {
         ExprWriter x = writer(w);
         sb_puts(&kx, "(long long)");
         cuda_expr(&x, &kx, e->field.kexpr);

@@ -25,7 +25,14 @@ static const char HEAD[] =
     "}\n"
     /* int8/int16: through int32, keeping the low bits (NumPy's astype) */
     "GT_DEV signed char gt_cast_i8(double x) { return (signed char)gt_cast_i32(x); }\n"
-    "GT_DEV short gt_cast_i16(double x) { return (short)gt_cast_i32(x); }\n";
+    "GT_DEV short gt_cast_i16(double x) { return (short)gt_cast_i32(x); }\n"
+    /* a K level computed from values the stencil writes: outside [0, nk) the first line is
+     * noted in the word after the scalars (the call undoes itself) and level k is read */
+    "GT_DEV long long gt_klevel(long long lv, long long nk, long long k, const char *flag, int line) {\n"
+    "    if (lv >= 0 && lv < nk) return lv;\n"
+    "    atomicCAS((unsigned long long *)flag, 0ULL, (unsigned long long)line);\n"
+    "    return k;\n"
+    "}\n";
 
 /* Integer helpers for T in (signed char, i8, unsigned char), (short, i16, unsigned short),
  * (int, i32, unsigned) and (long long, i64, unsigned long long); the narrow ones compute in

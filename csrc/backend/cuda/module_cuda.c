@@ -148,14 +148,6 @@ bool cuda_build(ModuleObject *m, PyObject *options) {
      * the kernels and variables after the stencil and its temporaries, which the canonical IR
      * leaves out, so its hash joins the key: a cached cubin always has the kernels this
      * source declares, and source() on a hit is exactly what NVRTC compiled. */
-    if (m->st->has_checked_k) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "stencil '%s' reads at K offsets computed from values it writes, which the "
-                     "kernel checks while it runs: the cuda backend does not do that yet (use the "
-                     "cpu or numpy backend)",
-                     m->st->name);
-        return false;
-    }
     if (!cuda_generate(m->st, c->block[0], c->block[1], &c->prog, err, sizeof err)) {
         PyErr_Format(PyExc_RuntimeError, "generating CUDA code for stencil '%s' failed: %s", m->st->name, err);
         return false;
