@@ -115,6 +115,23 @@ class _Field:
         return self.array[tuple(index) + tuple(data_index)]
 
 
+def _scatter(self, box, kindex, data_index, value, where):
+    """Write ``value`` at each point's own K plus ``kindex`` (where ``where`` holds)."""
+    (i0, i1), (j0, j1), (k0, k1) = box
+    ii = np.arange(i0, i1)[:, None, None] + self.origin[0]
+    jj = np.arange(j0, j1)[None, :, None] + self.origin[1]
+    kk = np.arange(k0, k1)[None, None, :] + self.origin[2] + kindex
+    ii, jj, kk = np.broadcast_arrays(ii, jj, kk)
+    value = np.broadcast_to(value, ii.shape)
+    if where is not None:
+        keep = np.broadcast_to(where, ii.shape)
+        ii, jj, kk, value = ii[keep], jj[keep], kk[keep], value[keep]
+    self.array[(ii, jj, kk) + tuple(data_index)] = value
+
+
+_Field.scatter = _scatter
+
+
 class _CheckedLevelError(Exception):
     """A K level computed from values the stencil writes fell outside the domain."""
 
@@ -237,6 +254,9 @@ class _Executor:
         if mask is not None:
             where = mask if where is None else np.logical_and(where, mask)
         self.check_levels(where)  # the value only where the guard holds
+        if not isinstance(koff, int):  # a variable K offset (levels checked by the call)
+            field.scatter(box, self.expr(koff, box), data_index, v, where)
+            return
         dest = field.view(box, (0, 0, koff), data_index)
         if where is None:
             dest[...] = v

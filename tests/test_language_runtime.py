@@ -441,3 +441,91 @@ def test_checked_levels_on_the_cuda_emulation():
     with pytest.raises(ValueError, match="line .* outside the compute domain's 6 levels.*restored"):
         stencil(pe1, pe2, q1, q2, top=NK - 1)
     assert np.array_equal(q2, before)
+
+
+# -------------------------------------------------------------- writes at variable K offsets
+
+
+def scatter_levels(a: Field[np.float64], dest: Field[np.int64], out: Field[np.float64],
+                   acc: Field[np.float64], shift: int):
+    with computation(FORWARD), interval(...):
+        out[0, 0, dest] = a  # level k + dest
+    with computation(BACKWARD), interval(shift, None):
+        acc[0, 0, -shift] = a * 2.0 + acc
+
+
+def scatter_levels_reference(a, dest, out, acc, shift):
+    out, acc = out.copy(), acc.copy()
+    ni, nj, nk = a.shape
+    for k in range(nk):
+        for i in range(ni):
+            for j in range(nj):
+                out[i, j, k + dest[i, j, k]] = a[i, j, k]
+    for k in range(nk - 1, shift - 1, -1):
+        acc[:, :, k - shift] = a[:, :, k] * 2.0 + acc[:, :, k]
+    return out, acc
+
+
+@pytest.mark.parametrize("shift", [1, 2])
+def test_writes_at_variable_k_offsets(shift):
+    rng = np.random.default_rng(9)
+    a, acc = rng.uniform(-1.0, 1.0, SHAPE), rng.uniform(-1.0, 1.0, SHAPE)
+    # each column's levels permuted: level k goes to level perm[k]
+    perm = np.argsort(rng.random(SHAPE), axis=2)
+    dest = perm - np.arange(NK)[None, None, :]
+    out = np.full(SHAPE, 1234.5)
+    e_out, e_acc = scatter_levels_reference(a, dest, out, acc, shift)
+    arrays, scalars = {"a": a, "dest": dest, "out": out, "acc": acc}, {"shift": shift}
+    expected = {"out": e_out, "acc": e_acc}
+    check_construct(scatter_levels, arrays, expected, ["out", "acc"], scalars=scalars)
+    on_cuda_emulation(scatter_levels, arrays, expected, scalars)
+
+
+def test_writes_at_variable_k_offsets_are_checked_before_running(backend):
+    stencil = build(scatter_levels, backend)
+    a, out, acc = np.ones(SHAPE), np.full(SHAPE, 3.0), np.full(SHAPE, 4.0)
+    dest = np.zeros(SHAPE, np.int64)
+    dest[3, 1, NK - 2] = 2  # level NK
+    line = line_of(scatter_levels, "out[0, 0, dest] = a")
+    with pytest.raises(ValueError) as info:
+        stencil(a, dest, out, acc, shift=1)
+    message = str(info.value)
+    for word in ("'out'", f"line {line}", f"K index {NK}", f"(3, 1, {NK - 2})", "'dest'"):
+        assert word in message, (word, message)
+    assert (out == 3.0).all() and (acc == 4.0).all()
+
+
+def test_writes_at_variable_k_offsets_that_cannot_be_checked_fail_the_build():
+    from gtscript.errors import GTScriptSemanticError
+
+    def in_parallel(a: Field[np.float64], d: Field[np.int64], out: Field[np.float64]):
+        with computation(PARALLEL), interval(...):
+            out[0, 0, d] = a  # here
+
+    def from_a_temporary(a: Field[np.float64], out: Field[np.float64]):
+        with computation(FORWARD), interval(...):
+            t = 1
+            out[0, 0, t] = a  # here
+
+    def to_a_temporary(a: Field[np.float64], d: Field[np.int64], out: Field[np.float64]):
+        with computation(FORWARD), interval(...):
+            t = a
+            t[0, 0, d] = a  # here
+            out = t
+
+    def float_offset(a: Field[np.float64], out: Field[np.float64], x: float):
+        with computation(FORWARD), interval(...):
+            out[0, 0, x] = a  # here
+
+    for defn, words in (
+        (in_parallel, ("variable K offset in a PARALLEL computation", "FORWARD")),
+        (from_a_temporary, ("variable K offset of a write", "temporary 't'")),
+        (to_a_temporary, ("'t' is a temporary", "field parameters")),
+        (float_offset, ("must be an integer", "float64")),
+    ):
+        for backend in ("cpu", "numpy"):
+            with pytest.raises(GTScriptSemanticError) as info:
+                build(defn, backend)
+            assert info.value.lineno == line_of(defn, "# here"), (defn, info.value)
+            for word in words:
+                assert word in info.value.msg, (word, info.value.msg)

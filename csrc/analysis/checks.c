@@ -69,6 +69,17 @@ static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
         case S_ASSIGN: {
             Symbol *t = s->assign.target;
             expr_visit_fields(s->assign.value, check_access, &ctx);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, check_access, &ctx);
+            if (s->assign.kexpr && c->policy == POLICY_PARALLEL)
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "write to '%s' at a variable K offset in a PARALLEL computation: the K "
+                           "order is unspecified there, so the result would depend on it; use "
+                           "FORWARD or BACKWARD",
+                           t->name);
+            if (s->assign.kexpr && !(t->axes & AX_K))
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "'%s' is %s and cannot be written with a K offset", t->name,
+                           axes_desc(t->axes));
             if (s->assign.koff != 0 && c->policy == POLICY_PARALLEL)
                 diag_error(st, DIAG_SEMANTIC, s->line, s->col,
                            "off-centre write '%s[0, 0, %d]' in a PARALLEL computation: the K order "

@@ -157,8 +157,10 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         t->written = true;
         if (t->kind == SYM_FIELD && (h[0] || h[1] || h[2] || h[3])) A->st->extended_writes = true;
         if (t->first_write_line == 0) t->first_write_line = s->line;
-        widen(t, h[0], h[1], h[2], h[3], s->assign.koff);
-        kaccess(A, t->slot, s->assign.koff);
+        /* a variable K offset: its reads count; the call checks the levels written */
+        if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, access_read, A);
+        widen(t, h[0], h[1], h[2], h[3], s->assign.kexpr ? 0 : s->assign.koff);
+        kaccess(A, t->slot, s->assign.kexpr ? 0 : s->assign.koff);
     } else if (s->kind == S_WHILE) {
         expr_visit_fields(s->while_.cond, access_read, A);
         for (int i = 0; i < s->while_.body.n; i++) access_stmt(A, s->while_.body.items[i]);

@@ -338,7 +338,22 @@ static bool type_assign(Stencil *st, Stmt *s, bool final) {
     }
     if (!infer(st, s->assign.value)) return false;
     s->assign.value = finish(st, s->assign.value, t->dtype);
-    return s->assign.value != NULL;
+    if (s->assign.value == NULL) return false;
+    Expr *k = s->assign.kexpr;
+    if (k == NULL) return true;
+    /* a variable K offset of a write: the call checks every level written before running */
+    if (!infer(st, k)) return false;
+    if (!dtype_is_int(k->type))
+        return diag_error(st, DIAG_SEMANTIC, k->line, k->col,
+                          "a variable K offset must be an integer, not %s", dtype_name(k->type));
+    if (t->kind != SYM_FIELD)
+        return diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is a temporary: only field parameters can be written at a variable "
+                          "K offset",
+                          t->name);
+    st->has_variable_k = true;
+    return (s->assign.kexpr = coerce(st, k, DT_INT64)) != NULL &&
+           check_koffset_sources(st, s->assign.kexpr, "the variable K offset of a write");
 }
 
 static bool type_cond(Stencil *st, Expr **cond) {

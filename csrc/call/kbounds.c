@@ -602,6 +602,15 @@ static void check_stmts(KCtx *c, const StmtList *l) {
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, visit_access, c);
             if (c->st->has_data_index) visit_indices(c, s->assign.value);
+            if (s->assign.kexpr) {
+                /* a write at a variable K offset: checked as a read of the target there */
+                Expr w = {.kind = E_FIELD, .type = s->assign.target->dtype, .line = s->line,
+                          .col = s->col};
+                w.field.sym = s->assign.target;
+                w.field.kexpr = s->assign.kexpr;
+                expr_visit_fields(s->assign.kexpr, visit_access, c);
+                visit_access(c, &w);
+            }
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_access, c);
             if (c->st->has_data_index) visit_indices(c, s->while_.cond);

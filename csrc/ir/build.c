@@ -355,12 +355,16 @@ static bool build_assign(Builder *b, PyObject *node, int line, int col, StmtList
     if (strcmp(ttag, "index") == 0) {
         PyObject *offs = get_item(b, target, 4);
         if (offs == NULL || !PyTuple_Check(offs) || PyTuple_GET_SIZE(offs) != 3) return bad(b, "offsets");
-        int off[3];
+        int off[3] = {0, 0, 0};
         for (int a = 0; a < 3; a++) {
             PyObject *o = PyTuple_GET_ITEM(offs, a);
+            if (a == 2 && !PyLong_Check(o)) { /* a variable K offset (checked in types.c) */
+                if ((s->assign.kexpr = build_expr(b, o)) == NULL) return false;
+                continue;
+            }
             if (!PyLong_Check(o))
                 return diag_error(st, DIAG_SEMANTIC, tline, tcol,
-                                  "the K offset of a write to '%s' must be a constant", id);
+                                  "the offset of a write to '%s' must be a constant", id);
             off[a] = (int)PyLong_AsLong(o);
         }
         if (off[0] != 0 || off[1] != 0)

@@ -141,14 +141,19 @@ static PyObject *export_stmt(const Stmt *s) {
     if (s->kind == S_ASSIGN) {
         PyObject *di = data_index(s->assign.ndi, s->assign.data_index);
         PyObject *v = di ? export_expr(s->assign.value) : NULL;
-        if (v == NULL) {
+        /* koff: an int, or the expression of a variable K offset */
+        PyObject *koff = v == NULL ? NULL
+                         : s->assign.kexpr ? export_expr(s->assign.kexpr)
+                                           : PyLong_FromLong(s->assign.koff);
+        if (koff == NULL) {
+            Py_XDECREF(v);
             Py_XDECREF(di);
             Py_DECREF(guard);
             Py_DECREF(boxes);
             return NULL;
         }
-        return Py_BuildValue("(sisiN((ii)(ii))NNN)", "assign", s->line, s->assign.target->name,
-                             s->assign.koff, di, h[0], h[1], h[2], h[3], guard, boxes, v);
+        return Py_BuildValue("(sisNN((ii)(ii))NNN)", "assign", s->line, s->assign.target->name,
+                             koff, di, h[0], h[1], h[2], h[3], guard, boxes, v);
     }
     PyObject *cond = export_expr(s->while_.cond);
     PyObject *body = cond ? export_stmts(&s->while_.body) : NULL;

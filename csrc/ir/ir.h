@@ -212,6 +212,9 @@ struct Stmt {
         struct {
             Symbol *target;
             int koff;
+            /* a variable K offset of the write (an int expr of scalars and of fields the
+             * stencil does not write; the call checks the levels before running), or NULL */
+            Expr *kexpr;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
             Expr *value;

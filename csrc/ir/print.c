@@ -83,7 +83,11 @@ static void print_stmt(const Stmt *s, int depth, StrBuf *o) {
     sb_indent(o, depth);
     if (s->kind == S_ASSIGN) {
         sb_printf(o, "%s", s->assign.target->name);
-        if (s->assign.koff) sb_printf(o, "[0, 0, %d]", s->assign.koff);
+        if (s->assign.kexpr) {
+            sb_puts(o, "[0, 0, ");
+            ir_print_expr(s->assign.kexpr, o);
+            sb_puts(o, "]");
+        } else if (s->assign.koff) sb_printf(o, "[0, 0, %d]", s->assign.koff);
         for (int i = 0; i < s->assign.ndi; i++) sb_printf(o, "[%d]", s->assign.data_index[i]);
         sb_puts(o, " = ");
         ir_print_expr(s->assign.value, o);

@@ -136,6 +136,8 @@ static void stmt(Ser *S, const Stmt *s) {
     case S_ASSIGN:
         sym_ref(S, s->assign.target);
         sb_printf(o, " %d ", s->assign.koff);
+        opt_expr(S, s->assign.kexpr);
+        sb_puts(o, " ");
         ints(S, s->assign.ndi, s->assign.data_index);
         expr(S, s->assign.value);
         break;

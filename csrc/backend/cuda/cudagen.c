@@ -331,9 +331,15 @@ static void point_assign(W *w, const Stmt *s) {
     if (storage(w, t) == TS_REG) {
         gen_line(&w->g, GEN_STORE, "%s = %s;", w->ptr[t->slot], v);
     } else {
-        StrBuf addr = {0};
+        StrBuf addr = {0}, kx = {0};
         int off[3] = {0, 0, s->assign.koff};
-        address(w, &addr, t, off, NULL, s->assign.ndi, s->assign.data_index);
+        if (s->assign.kexpr) { /* a variable K offset, checked by the call */
+            ExprWriter x = writer(w);
+            sb_puts(&kx, "(long long)");
+            cuda_expr(&x, &kx, s->assign.kexpr);
+        }
+        address(w, &addr, t, off, kx.data, s->assign.ndi, s->assign.data_index);
+        sb_free(&kx);
         if (t->dtype == DT_BOOL) gen_line(&w->g, GEN_STORE, "%s = (unsigned char)%s;", addr.data, v);
         else gen_line(&w->g, GEN_STORE, "%s = %s;", addr.data, v);
         sb_free(&addr);
