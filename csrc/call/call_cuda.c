@@ -480,6 +480,7 @@ static bool stmts_have_kexpr(const StmtList *l) {
         Stmt *s = l->items[i];
         expr_visit_fields(s->guard, note_kexpr, &any);
         if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, note_kexpr, &any);
+        if (s->kind == S_ASSIGN && s->assign.kexpr) any = true; /* a write at a variable K */
         if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, note_kexpr, &any);
             any = any || stmts_have_kexpr(&s->while_.body);

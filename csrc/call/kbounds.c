@@ -36,6 +36,7 @@ typedef struct KCtx {
     const Stmt *stmt; /* the statement whose reads are being checked */
     int64_t ks, ke;   /* its K range */
     bool failed;      /* a Python exception is set */
+    bool writing;     /* the access checked is the target of a write at a variable K offset */
 } KCtx;
 
 /* ---- arrays ------------------------------------------------------------------------- */
@@ -455,11 +456,11 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     char from[512] = "";
     sources(e->field.kexpr, from, sizeof from);
     PyErr_Format(PyExc_ValueError,
-                 "argument '%s': the %s on line %d reads K index %lld of the array "
+                 "argument '%s': the %s on line %d %s K index %lld of the array "
                  "(origin %lld + level %lld) at point (%lld, %lld, %lld) of the domain, outside "
                  "its %zd levels; the %s is computed from %s",
                  s->name, e->field.kabs ? "absolute K index .at(K=...)" : "variable K offset",
-                 e->line, (long long)x, (long long)c->origin[s->index][2],
+                 e->line, c->writing ? "writes" : "reads", (long long)x, (long long)c->origin[s->index][2],
                  (long long)level, (long long)p[0], (long long)p[1], (long long)p[2], nk,
                  e->field.kabs ? "index" : "offset", from[0] ? from : "constants");
     return false;
@@ -609,7 +610,9 @@ static void check_stmts(KCtx *c, const StmtList *l) {
                 w.field.sym = s->assign.target;
                 w.field.kexpr = s->assign.kexpr;
                 expr_visit_fields(s->assign.kexpr, visit_access, c);
+                c->writing = true;
                 visit_access(c, &w);
+                c->writing = false;
             }
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_access, c);
