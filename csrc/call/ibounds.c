@@ -74,9 +74,10 @@ static bool read_ints(const Stencil *st, PyObject *const *values, int64_t *kvals
 
 bool ibounds_check(const Stencil *st, PyObject *const *values, const int64_t *domain,
                    int64_t *kvals) {
+    if (!st->has_runtime_bounds) return true; /* kvals are read only for run-time bounds */
     if (!read_ints(st, values, kvals)) return false;
     /* an empty domain runs nothing, so no interval can leave it */
-    if (!st->has_runtime_bounds || !domain[0] || !domain[1] || !domain[2]) return true;
+    if (!domain[0] || !domain[1] || !domain[2]) return true;
     int64_t nk = domain[2];
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];

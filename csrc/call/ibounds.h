@@ -15,8 +15,9 @@
 
 #include "ir/ir.h"
 
-/* values[p]: the argument of parameter p; domain: the compute domain. Fills kvals[slot] with
- * the value of each integer scalar argument (by scalar slot; 0 for other scalars) and checks
+/* values[p]: the argument of parameter p; domain: the compute domain. For a stencil with
+ * run-time bounds, fills kvals[slot] with the value of each integer scalar argument (by
+ * scalar slot; 0 for other scalars; untouched without run-time bounds) and checks
  * every interval of a computation with a run-time bound (when the domain is not empty):
  * 0 <= start <= end <= nk, and the
  * intervals in the order they run without overlapping. Returns false with an exception (a
