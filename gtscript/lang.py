@@ -27,6 +27,8 @@ __all__ = [
     "J",
     "K",
     "IJ",
+    "IK",
+    "JK",
     "IJK",
     "IterationPolicy",
     "PARALLEL",
@@ -58,7 +60,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 #: The dtypes of the language, by their canonical names.
-DTYPES = ("float64", "float32", "int32", "int64", "bool")
+DTYPES = ("float64", "float32", "int32", "int64", "int16", "int8", "bool")
 
 # Python types and type names accepted as dtypes, with the dtype they stand for.
 _PYTHON_DTYPES = {float: "float64", int: "int64", bool: "bool"}
@@ -69,8 +71,9 @@ def resolve_dtype(spec: Any) -> str:
     """Map a dtype specification to its canonical name (one of :data:`DTYPES`).
 
     Accepted: ``float``, ``int``, ``bool``, the NumPy scalar types ``np.float64``,
-    ``np.float32``, ``np.int32``, ``np.int64``, ``np.bool_``, equivalent ``np.dtype`` objects,
-    and the names ``"float64"``, ``"float32"``, ``"int32"``, ``"int64"``, ``"bool"``,
+    ``np.float32``, ``np.int32``, ``np.int64``, ``np.int16``, ``np.int8``, ``np.bool_``,
+    equivalent ``np.dtype`` objects, and the names of those dtypes (``"float64"``, ...,
+    ``"bool"``),
     ``"float"``, ``"int"``.  Anything else is a :class:`GTScriptDefinitionError`.
     """
     name = None
@@ -87,7 +90,7 @@ def resolve_dtype(spec: Any) -> str:
     if name is None:
         raise GTScriptDefinitionError(
             f"unsupported dtype {spec!r}: use float (float64), np.float32, int (int64), "
-            f"np.int32 or bool"
+            f"np.int32, np.int16, np.int8 or bool"
         )
     return name
 
@@ -192,8 +195,8 @@ class AxisInterval:
         return self.end - self.start
 
 
-# Axis sets a field may have, by the names of their axes.
-_FIELD_AXES = ("IJK", "IJ", "K")
+# Axis sets a field may have, by the names of their axes (in I, J, K order).
+_FIELD_AXES = ("IJK", "IJ", "IK", "JK", "I", "J", "K")
 
 
 def _axes_name(spec: Any) -> str | None:
@@ -215,7 +218,7 @@ class FieldDescriptor:
     """What a ``Field[...]`` annotation evaluates to."""
 
     dtype: str  # one of DTYPES, or a placeholder name the build's ``dtypes=`` resolves
-    axes: str = "IJK"  # "IJK" | "IJ" | "K"
+    axes: str = "IJK"  # "IJK" | "IJ" | "IK" | "JK" | "I" | "J" | "K"
     data_dims: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
@@ -225,7 +228,8 @@ class FieldDescriptor:
 
 class Field:
     """Field type annotations: ``Field[np.float64]`` (axes I, J, K), ``Field[IJ, float]``,
-    ``Field[K, np.float32]``, ``Field[(np.float64, (3,))]`` (a 3-vector at every point)."""
+    ``Field[K, np.float32]``, ``Field[I, float]``, ``Field[IK, float]`` (any of the axes, in
+    I, J, K order), ``Field[(np.float64, (3,))]`` (a 3-vector at every point)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Field:
         raise TypeError("Field is a type annotation: write Field[dtype] or Field[axes, dtype]")
@@ -236,7 +240,8 @@ class Field:
             axes, spec = _axes_name(spec[0]), spec[1]
         if axes not in _FIELD_AXES:
             raise GTScriptDefinitionError(
-                f"unsupported field axes {axes}: use IJK (the default), IJ or K"
+                f"unsupported field axes {axes}: use IJK (the default), IJ, IK, JK, I, J or K "
+                f"(in that order)"
             )
         placeholder = _placeholder(spec)
         if placeholder is not None:  # Field["T"], Field[("T", (3,))]: resolved at the build

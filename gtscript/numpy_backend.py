@@ -22,6 +22,8 @@ import numpy as np
 
 _DTYPES = {
     "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
     "int32": np.int32,
     "int64": np.int64,
     "float32": np.float32,
@@ -117,6 +119,8 @@ _CALLS = {
     "cbrt": np.cbrt,
     "round": np.round,  # halves to even, as np.round (GT4Py's numpy backend)
     "round_away_from_zero": _round_away_from_zero,
+    # a run-time data index: its value (the call checked its range before running)
+    "__data_index": lambda index, size: index,
 }
 
 
@@ -158,11 +162,40 @@ class _Field:
         return self.array[tuple(index) + tuple(data_index)]
 
 
+def _scatter(self, box, kindex, data_index, value, where):
+    """Write ``value`` at each point's own K plus ``kindex`` (where ``where`` holds)."""
+    (i0, i1), (j0, j1), (k0, k1) = box
+    ii = np.arange(i0, i1)[:, None, None] + self.origin[0]
+    jj = np.arange(j0, j1)[None, :, None] + self.origin[1]
+    kk = np.arange(k0, k1)[None, None, :] + self.origin[2] + kindex
+    ii, jj, kk = np.broadcast_arrays(ii, jj, kk)
+    value = np.broadcast_to(value, ii.shape)
+    if where is not None:
+        keep = np.broadcast_to(where, ii.shape)
+        ii, jj, kk, value = ii[keep], jj[keep], kk[keep], value[keep]
+    self.array[(ii, jj, kk) + tuple(data_index)] = value
+
+
+_Field.scatter = _scatter
+
+
+class _CheckedLevelError(Exception):
+    """A K level computed from values the stencil writes fell outside the domain."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+
+
 class _Executor:
     def __init__(self, tree, fields, scalars, domain):
         self.tree = tree
         self.domain = domain
         self.scalars = scalars
+        # checked K levels (computed from values the stencil writes): the points of the
+        # expression being evaluated where one left the domain, and the line of the first
+        self.bad = None
+        self.bad_line = 0
         self.fields = {}
         kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
         for name, (array, origin) in fields.items():
@@ -183,6 +216,8 @@ class _Executor:
             return self.fields[e[2]].view(box, e[3], e[4])
         if tag in ("vfield", "afield"):
             kindex = self.expr(e[4], box)
+            if len(e) > 6 and e[6]:
+                kindex = self.checked_level(box, e[3], kindex, tag == "afield", e[6])
             return self.fields[e[2]].gather(box, e[3], kindex, e[5], absolute=tag == "afield")
         if tag == "scalar":
             return np.asarray(self.scalars[e[2]], dtype=dtype)
@@ -216,6 +251,27 @@ class _Executor:
             return np.arange(k0, k1, dtype=dtype)[None, None, :]
         raise RuntimeError(f"numpy backend: unknown expression {tag!r}")
 
+    def checked_level(self, box, off, kindex, absolute, line):
+        """A level computed from values the stencil writes, as the compiled kernels treat it:
+        outside the domain's levels the point is noted (an error once the point is known to
+        execute) and reads its own level instead."""
+        k = np.arange(box[2][0], box[2][1])[None, None, :]
+        shape = tuple(hi - lo for lo, hi in box)
+        level = np.broadcast_to(kindex if absolute else k + off[2] + kindex, shape)
+        bad = (level < 0) | (level >= self.domain[2])
+        if not bad.any():
+            return kindex
+        self.bad = bad if self.bad is None else self.bad | bad
+        self.bad_line = self.bad_line or line
+        own = np.broadcast_to(k if absolute else -off[2] + 0 * k, shape)
+        return np.where(bad, own, np.broadcast_to(kindex, shape))
+
+    def check_levels(self, where):
+        """Raises when a checked level left the domain at a point in ``where`` (None: all)."""
+        bad, self.bad = self.bad, None
+        if bad is not None and (bad if where is None else np.logical_and(bad, where)).any():
+            raise _CheckedLevelError(self.bad_line)
+
     # -- statements -------------------------------------------------------------------
     def boxes(self, stmt_extent, regions, krange):
         (ilo, ihi), (jlo, jhi) = stmt_extent
@@ -242,10 +298,15 @@ class _Executor:
 
     def assign_box(self, box, target, koff, data_index, guard, value, mask):
         field = self.fields[target]
-        v = self.expr(value, box)
         where = None if guard is None else self.expr(guard, box)
+        self.check_levels(mask)  # the guard is evaluated wherever the statement runs
+        v = self.expr(value, box)
         if mask is not None:
             where = mask if where is None else np.logical_and(where, mask)
+        self.check_levels(where)  # the value only where the guard holds
+        if not isinstance(koff, int):  # a variable K offset (levels checked by the call)
+            field.scatter(box, self.expr(koff, box), data_index, v, where)
+            return
         dest = field.view(box, (0, 0, koff), data_index)
         if where is None:
             dest[...] = v
@@ -255,11 +316,14 @@ class _Executor:
     def run_while(self, s, krange):
         _, _line, cond, guard, regions, extent, body = s
         for box in self.boxes(extent, regions, krange):
+            active = None  # points whose loop still runs: the condition is evaluated there
             while True:
                 m = self.expr(cond, box)
                 if guard is not None:
                     m = np.logical_and(m, self.expr(guard, box))
+                self.check_levels(active)
                 m = np.broadcast_to(m, tuple(hi - lo for lo, hi in box))
+                active = m
                 if not m.any():
                     break
                 for inner in body:
@@ -271,10 +335,13 @@ class _Executor:
             self.assign_box(box, target, koff, data_index, guard, value, mask)
         else:  # a nested while: iterate where both conditions hold
             _, _line, cond, guard, _regions, _extent, body = s
+            active = mask
             while True:
                 m = np.logical_and(mask, self.expr(cond, box))
                 if guard is not None:
                     m = np.logical_and(m, self.expr(guard, box))
+                self.check_levels(active)
+                active = m
                 if not m.any():
                     break
                 for inner in body:
@@ -286,12 +353,17 @@ class _Executor:
         else:
             self.run_while(s, krange)
 
+    def level(self, bound, nk):
+        """The K index of an interval bound: (level, offset), or (0, offset, name) for a
+        run-time bound, the integer scalar ``name`` (checked by the call) plus offset."""
+        k = bound[1] if bound[0] == 0 else nk + bound[1]
+        return k + int(self.scalars[bound[2]]) if len(bound) == 3 else k
+
     def run(self):
         nk = self.domain[2]
         for policy, intervals in self.tree["computations"]:
             for start, end, body in intervals:
-                k0 = start[1] if start[0] == 0 else nk + start[1]
-                k1 = end[1] if end[0] == 0 else nk + end[1]
+                k0, k1 = self.level(start, nk), self.level(end, nk)
                 if k0 >= k1:
                     continue
                 if policy == "PARALLEL":
@@ -308,5 +380,17 @@ def execute(tree, fields, scalars, domain):
     """Runs the analysed IR `tree` on bound arguments (see Module.bind)."""
     if 0 in domain:
         return
-    with np.errstate(all="ignore"):
-        _Executor(tree, fields, scalars, domain).run()
+    saved = {}
+    if tree.get("checked_k"):  # a checked level may fail mid-run: keep the arrays to restore
+        saved = {name: np.array(array, copy=True) for name, (array, _) in fields.items()}
+    try:
+        with np.errstate(all="ignore"):
+            _Executor(tree, fields, scalars, domain).run()
+    except _CheckedLevelError as err:
+        for name, copy in saved.items():
+            fields[name][0][...] = copy
+        raise ValueError(
+            f"the K level read on line {err.line}, computed from values the stencil writes, is "
+            f"outside the compute domain's {domain[2]} levels; the call was undone (every array "
+            f"it wrote was restored)"
+        ) from None

@@ -302,8 +302,9 @@ def test_field_descriptors():
     for bad in (np.float16, complex, np.uint8, (np.float64, (0,)), ("T", (0,))):
         with pytest.raises(GTScriptDefinitionError):
             Field[bad]
+    assert Field[(I, K), float].axes == "IK" and Field[I, float].axes == "I"
     with pytest.raises(GTScriptDefinitionError):
-        Field[(I, K), float]
+        Field[(K, I), float]  # axes in I, J, K order only
 
 
 # ------------------------------------------------------------------------------------------

@@ -181,14 +181,23 @@ def test_index_must_be_an_integer():
         build(bad, "cpu")
 
 
-def test_index_from_a_written_field_is_rejected():
-    def bad(f: Field[np.float64], idx: Field[np.int64], out: Field[np.float64]):
+def test_index_from_a_written_field_is_checked_while_running():
+    # the index is only known while the stencil runs: the kernel checks it (see
+    # tests/test_language_runtime.py), and the call undoes itself when it leaves the domain
+    def shifted(f: Field[np.float64], idx: Field[np.int64], out: Field[np.float64]):
         with computation(PARALLEL), interval(...):
             idx = idx + 1
             out = f.at(K=idx)
 
-    with pytest.raises(GTScriptSemanticError, match="absolute K index cannot be computed from"):
-        build(bad, "cpu")
+    f = np.arange(4.0)[None, None, :] * np.ones((2, 2, 1))
+    for backend in ("cpu", "numpy"):
+        stencil = build(shifted, backend)
+        idx, out = np.zeros((2, 2, 4), np.int64), np.zeros((2, 2, 4))
+        stencil(f, idx, out)
+        assert (out == 1.0).all() and (idx == 1).all()
+        with pytest.raises(ValueError, match="line .* outside the compute domain's 4 levels"):
+            stencil(f, idx + 2, out)  # index 4
+        assert (out == 1.0).all() and (idx == 1).all()
 
 
 def test_fields_without_k_and_temporaries_are_rejected():

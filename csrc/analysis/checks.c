@@ -12,6 +12,10 @@ static const char *axes_desc(int axes) {
     case AX_IJK: return "an IJK field";
     case AX_I | AX_J: return "an IJ field";
     case AX_K: return "a K field";
+    case AX_I: return "an I field";
+    case AX_J: return "a J field";
+    case AX_I | AX_K: return "an IK field";
+    case AX_J | AX_K: return "a JK field";
     default: return "a field";
     }
 }
@@ -65,6 +69,17 @@ static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
         case S_ASSIGN: {
             Symbol *t = s->assign.target;
             expr_visit_fields(s->assign.value, check_access, &ctx);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, check_access, &ctx);
+            if (s->assign.kexpr && c->policy == POLICY_PARALLEL)
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "write to '%s' at a variable K offset in a PARALLEL computation: the K "
+                           "order is unspecified there, so the result would depend on it; use "
+                           "FORWARD or BACKWARD",
+                           t->name);
+            if (s->assign.kexpr && !(t->axes & AX_K))
+                diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                           "'%s' is %s and cannot be written with a K offset", t->name,
+                           axes_desc(t->axes));
             if (s->assign.koff != 0 && c->policy == POLICY_PARALLEL)
                 diag_error(st, DIAG_SEMANTIC, s->line, s->col,
                            "off-centre write '%s[0, 0, %d]' in a PARALLEL computation: the K order "
@@ -99,7 +114,53 @@ static int cmp_start(const void *a, const void *b) {
     return bound_cmp(((const Interval *)a)->start, ((const Interval *)b)->start);
 }
 
+static bool has_runtime_bound(const Computation *c) {
+    for (int i = 0; i < c->nintervals; i++)
+        if (c->intervals[i].start.sym || c->intervals[i].end.sym) return true;
+    return false;
+}
+
+/* Whether a <= b (or a < b when strict) is known at compile time: both bounds are static,
+ * or both are offsets from the same run-time bound. */
+static bool known_below(AxisBound a, AxisBound b, bool strict) {
+    if (a.sym != b.sym) return false;
+    int c = bound_cmp(a, b);
+    return strict ? c < 0 : c <= 0;
+}
+
+/* A computation with a run-time bound (`interval(0, n)`) cannot be sorted at compile time:
+ * its intervals run in the order written, which must be the order of the levels (upwards
+ * in PARALLEL and FORWARD, downwards in BACKWARD). The call checks that they lie in the
+ * domain in that order without overlapping (call/ibounds.c); what is already known now is
+ * checked here. */
+static void check_runtime_intervals(Stencil *st, Computation *c) {
+    st->has_runtime_bounds = true;
+    for (int i = 0; i < c->nintervals; i++) {
+        Interval *in = &c->intervals[i];
+        if (in->start.sym == in->end.sym && !known_below(in->start, in->end, true))
+            diag_error(st, DIAG_SEMANTIC, in->line, in->col,
+                       "empty interval: its start is not below its end");
+    }
+    bool down = c->policy == POLICY_BACKWARD;
+    for (int i = 0; i + 1 < c->nintervals; i++) {
+        Interval *a = &c->intervals[i], *b = &c->intervals[i + 1];
+        AxisBound lo = down ? b->end : a->end, hi = down ? a->start : b->start;
+        bool comparable = lo.sym == hi.sym;
+        if (comparable && !known_below(lo, hi, false))
+            diag_error(st, DIAG_SEMANTIC, b->line, b->col,
+                       "in a computation with run-time interval bounds the intervals run in the "
+                       "order written, which must be the order of the levels (%s): this interval "
+                       "is not %s the one on line %d",
+                       down ? "downwards in BACKWARD" : "upwards in PARALLEL and FORWARD",
+                       down ? "below" : "above", a->line);
+    }
+}
+
 static void order_intervals(Stencil *st, Computation *c) {
+    if (has_runtime_bound(c)) {
+        check_runtime_intervals(st, c);
+        return;
+    }
     for (int i = 0; i < c->nintervals; i++) {
         Interval *in = &c->intervals[i];
         if (bound_cmp(in->start, in->end) >= 0)

@@ -162,8 +162,10 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         t->written = true;
         if (t->kind == SYM_FIELD && (h[0] || h[1] || h[2] || h[3])) A->st->extended_writes = true;
         if (t->first_write_line == 0) t->first_write_line = s->line;
-        widen(t, h[0], h[1], h[2], h[3], s->assign.koff);
-        kaccess(A, t->slot, s->assign.koff);
+        /* a variable K offset: its reads count; the call checks the levels written */
+        if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, access_read, A);
+        widen(t, h[0], h[1], h[2], h[3], s->assign.kexpr ? 0 : s->assign.koff);
+        kaccess(A, t->slot, s->assign.kexpr ? 0 : s->assign.koff);
     } else if (s->kind == S_WHILE) {
         expr_visit_fields(s->while_.cond, access_read, A);
         for (int i = 0; i < s->while_.body.n; i++) access_stmt(A, s->while_.body.items[i]);
@@ -206,6 +208,12 @@ static bool access_pass(Stencil *st) {
     }
     free(klo);
     free(khi);
+    /* a level the kernel checks may be any level of the domain: the array must hold them */
+    for (int p = 0; p < st->nparams && ok; p++) {
+        Symbol *s = st->params[p];
+        if (s->kind == SYM_FIELD && s->kread_checked)
+            ok = push_kacc(st, (KAccess){s->slot, {0, 0, NULL}, {1, 0, NULL}, 0, 0});
+    }
     return ok;
 }
 
@@ -217,20 +225,30 @@ static int levels_for(AxisBound lo, AxisBound hi, bool strict) {
     return 0;
 }
 
+/* An interval with no statements (its body emptied at compile time, by `__INLINED` or
+ * externals) computes nothing on any domain, so it asks for no levels: only the intervals
+ * that run, and the order between consecutive ones, count. */
 static void min_levels(Stencil *st) {
     int m = 1;
     for (int c = 0; c < st->ncomps; c++) {
         Computation *comp = &st->comps[c];
+        const Interval *prev = NULL;
         for (int i = 0; i < comp->nintervals; i++) {
             Interval *in = &comp->intervals[i];
+            if (in->body.n == 0) continue;
+            /* run-time bounds: the call checks the intervals against the domain */
+            if (in->start.sym || in->end.sym) {
+                prev = NULL;
+                continue;
+            }
             int v = levels_for(in->start, in->end, true);
             if (v > m) m = v;
-        }
-        for (int i = 0; i + 1 < comp->nintervals; i++) {
-            Interval *a = &comp->intervals[i], *b = &comp->intervals[i + 1];
-            int v = comp->policy == POLICY_BACKWARD ? levels_for(b->end, a->start, false)
-                                                    : levels_for(a->end, b->start, false);
-            if (v > m) m = v;
+            if (prev != NULL) {
+                v = comp->policy == POLICY_BACKWARD ? levels_for(in->end, prev->start, false)
+                                                    : levels_for(prev->end, in->start, false);
+                if (v > m) m = v;
+            }
+            prev = in;
         }
     }
     st->min_k_levels = m;

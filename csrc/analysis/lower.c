@@ -19,21 +19,25 @@ typedef struct {
 
 /* One K level at most: interval(0, 1), interval(-1, None), ... */
 static bool single_level(const Interval *in) {
-    return in->start.level == in->end.level && in->end.offset - in->start.offset <= 1;
+    return in->start.sym == in->end.sym && in->start.level == in->end.level &&
+           in->end.offset - in->start.offset <= 1;
 }
 
 /* Fields without a K axis are shared by every level (IJ) or every column (K): a write is
  * only deterministic when one level writes each element, i.e. an IJ field written in a
  * FORWARD/BACKWARD computation (the last level visited wins, as in a loop) or on a single
- * level. K fields are read-only: every column would write the same elements. */
+ * level. Fields without an I or a J axis (K, I, J, IK, JK) are read-only: the points of the
+ * missing horizontal axis, which run in no defined order, would write the same elements
+ * (GT4Py rejects these writes too). */
 static bool check_lower_dim_write(Lower *L, const Stmt *s) {
     const Symbol *t = s->assign.target;
     if (t->kind != SYM_FIELD || t->axes == AX_IJK) return true;
     if (!(t->axes & AX_I) || !(t->axes & AX_J))
         return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
-                          "'%s' is a K field: it can only be read (every column would write the "
-                          "same elements)",
-                          t->name);
+                          "'%s' is %s field: it can only be read (the points along its missing "
+                          "horizontal axis would all write the same elements)",
+                          t->name, t->axes == AX_K ? "a K" : t->axes == AX_I ? "an I" :
+                          t->axes == AX_J ? "a J" : t->axes == (AX_I | AX_K) ? "an IK" : "a JK");
     if (L->comp->policy == POLICY_PARALLEL && !single_level(L->interval))
         return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
                           "'%s' is an IJ field written in a PARALLEL computation over several K "

@@ -20,10 +20,11 @@ static DType promote_strong(DType a, DType b) {
     if (a == b) return a;
     if (a == DT_BOOL) return b;
     if (b == DT_BOOL) return a;
-    if (dtype_is_int(a) && dtype_is_int(b)) return DT_INT64;
+    if (dtype_is_int(a) && dtype_is_int(b)) return dtype_int_bits(a) > dtype_int_bits(b) ? a : b;
     if (dtype_is_float(a) && dtype_is_float(b)) return DT_FLOAT64;
     /* int and float: float32 is only enough for int8/int16 */
-    return DT_FLOAT64;
+    DType i = dtype_is_int(a) ? a : b, f = dtype_is_int(a) ? b : a;
+    return f == DT_FLOAT32 && dtype_is_small_int(i) ? DT_FLOAT32 : DT_FLOAT64;
 }
 
 typedef struct {
@@ -51,16 +52,17 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
         e->weak = false;
         return e;
     }
-    if (e->kind == E_CONST && e->weak && e->type == DT_INT64 && t == DT_INT32 &&
-        (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX)) {
+    if (e->kind == E_CONST && e->weak && e->type == DT_INT64 && dtype_is_int(t) &&
+        !dtype_int_fits(t, e->cnst.i)) {
         /* NumPy 2 refuses a Python int that the other operand's dtype cannot hold */
         diag_error(st, DIAG_SEMANTIC, e->line, e->col,
-                   "the literal %lld does not fit in int32, the type of the expression it meets "
+                   "the literal %lld does not fit in %s, the type of the expression it meets "
                    "(NumPy 2 raises OverflowError here): cast the other operand with int(...)",
-                   (long long)e->cnst.i);
+                   (long long)e->cnst.i, dtype_name(t));
         return NULL;
     }
-    /* a float constant out of an integer's range converts at run time, as the backends do */
+    /* a float constant out of an integer's range converts at run time, as the backends do
+     * (int8 and int16 go through int32, as NumPy's astype on x86) */
     bool fits_int = !(e->kind == E_CONST && dtype_is_float(e->type) && dtype_is_int(t) &&
                       !(e->cnst.f >= -9223372036854775808.0 && e->cnst.f < 9223372036854775808.0 &&
                         (t == DT_INT64 || (e->cnst.f >= -2147483648.0 && e->cnst.f < 2147483648.0))));
@@ -72,7 +74,7 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
             e->cnst.i = dtype_is_float(e->type) ? e->cnst.f != 0.0 : e->cnst.i != 0;
         } else {
             int64_t v = dtype_is_float(e->type) ? (int64_t)e->cnst.f : e->cnst.i;
-            e->cnst.i = t == DT_INT32 ? (int64_t)(int32_t)v : v;
+            e->cnst.i = dtype_wrap_int(t, v);
         }
         e->type = t;
         e->weak = false;
@@ -87,9 +89,9 @@ static Expr *coerce(Stencil *st, Expr *e, DType t) {
 
 static bool infer(Stencil *st, Expr *e);
 
-static bool fits_int32(const Expr *e) {
-    return !(e->kind == E_CONST && e->type == DT_INT64 &&
-             (e->cnst.i < INT32_MIN || e->cnst.i > INT32_MAX));
+/* false for an int constant outside the range of the integer dtype t */
+static bool const_fits(const Expr *e, DType t) {
+    return !(e->kind == E_CONST && e->type == DT_INT64 && !dtype_int_fits(t, e->cnst.i));
 }
 
 /* ---- variable K offsets ------------------------------------------------------------- */
@@ -146,11 +148,30 @@ static bool check_koffset_sources(Stencil *st, Expr *kexpr, const char *what) {
                       s->name);
 }
 
+static void note_read(void *ctx, Expr *e) {
+    (void)e;
+    *(bool *)ctx = true;
+}
+
 static DType float_of(TypeInfo t) { return t.t == DT_FLOAT32 ? DT_FLOAT32 : DT_FLOAT64; }
 
 static bool infer_call(Stencil *st, Expr *e) {
     for (int i = 0; i < e->call.nargs; i++)
         if (!infer(st, e->call.args[i])) return false;
+    if (e->call.fn == FN_DATA_INDEX) {
+        /* an int64 index; the call evaluates it before running, as a variable K offset */
+        const Expr *i = e->call.args[0];
+        if (!dtype_is_int(i->type) || e->call.args[1]->kind != E_CONST)
+            return diag_error(st, DIAG_SEMANTIC, i->line, i->col,
+                              "a data index must be an integer, not %s", dtype_name(i->type));
+        st->has_data_index = true;
+        expr_visit_fields(e->call.args[0], note_read, &st->data_index_reads_fields);
+        e->type = DT_INT64;
+        e->weak = false;
+        for (int a = 0; a < 2; a++)
+            if (!(e->call.args[a] = coerce(st, e->call.args[a], DT_INT64))) return false;
+        return check_koffset_sources(st, e->call.args[0], "a run-time data index");
+    }
     TypeInfo t = info(e->call.args[0]);
     for (int i = 1; i < e->call.nargs; i++) t = promote(t, info(e->call.args[i]));
     switch (e->call.fn) {
@@ -228,7 +249,18 @@ static bool infer(Stencil *st, Expr *e) {
                                   "%s must be an integer, not %s", what,
                                   dtype_name(e->field.kexpr->type));
             e->field.kexpr = coerce(st, e->field.kexpr, DT_INT64);
-            if (e->field.kexpr == NULL || !check_koffset_sources(st, e->field.kexpr, what)) return false;
+            if (e->field.kexpr == NULL) return false;
+            KSources k = {st, NULL};
+            expr_visit_fields(e->field.kexpr, koffset_source, &k);
+            if (k.bad != NULL && e->field.sym->kind == SYM_FIELD) {
+                /* computed from values the stencil writes (FV3's remapping): the call cannot
+                 * evaluate it beforehand, so the kernel checks each level it reads */
+                e->field.kchecked = true;
+                e->field.sym->kread_checked = true;
+                st->has_checked_k = true;
+            } else if (!check_koffset_sources(st, e->field.kexpr, what)) {
+                return false;
+            }
         }
         return true;
     case E_SCALAR:
@@ -264,7 +296,8 @@ static bool infer(Stencil *st, Expr *e) {
         if (!infer(st, e->op.a) || !infer(st, e->op.b)) return false;
         TypeInfo t = promote(info(e->op.a), info(e->op.b));
         /* NumPy 2 compares with an out-of-range Python int exactly (i32 < 2**40 is True) */
-        if (t.t == DT_INT32 && (!fits_int32(e->op.a) || !fits_int32(e->op.b))) t.t = DT_INT64;
+        if (dtype_is_int(t.t) && (!const_fits(e->op.a, t.t) || !const_fits(e->op.b, t.t)))
+            t.t = DT_INT64;
         e->type = DT_BOOL;
         e->op.a = coerce(st, e->op.a, t.t);
         e->op.b = coerce(st, e->op.b, t.t);
@@ -324,7 +357,22 @@ static bool type_assign(Stencil *st, Stmt *s, bool final) {
     }
     if (!infer(st, s->assign.value)) return false;
     s->assign.value = finish(st, s->assign.value, t->dtype);
-    return s->assign.value != NULL;
+    if (s->assign.value == NULL) return false;
+    Expr *k = s->assign.kexpr;
+    if (k == NULL) return true;
+    /* a variable K offset of a write: the call checks every level written before running */
+    if (!infer(st, k)) return false;
+    if (!dtype_is_int(k->type))
+        return diag_error(st, DIAG_SEMANTIC, k->line, k->col,
+                          "a variable K offset must be an integer, not %s", dtype_name(k->type));
+    if (t->kind != SYM_FIELD)
+        return diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is a temporary: only field parameters can be written at a variable "
+                          "K offset",
+                          t->name);
+    st->has_variable_k = true;
+    return (s->assign.kexpr = coerce(st, k, DT_INT64)) != NULL &&
+           check_koffset_sources(st, s->assign.kexpr, "the variable K offset of a write");
 }
 
 static bool type_cond(Stencil *st, Expr **cond) {

@@ -7,6 +7,7 @@
 #include "call/call.h"
 #include "call/arrays.h"
 #include "call/exec_info.h"
+#include "call/ibounds.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
@@ -24,6 +25,8 @@
 static int npy_type_of(DType t) {
     switch (t) {
     case DT_BOOL: return NPY_BOOL;
+    case DT_INT8: return NPY_INT8;
+    case DT_INT16: return NPY_INT16;
     case DT_INT32: return NPY_INT32;
     case DT_INT64: return NPY_INT64;
     case DT_FLOAT32: return NPY_FLOAT32;
@@ -186,7 +189,8 @@ static int64_t default_k_halo(const Stencil *st) {
     int64_t h = 0;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
-        if (k->slot >= st->nfields || k->start.level != 0) continue;
+        /* a run-time start is only known at the call: the extent check reports it */
+        if (k->slot >= st->nfields || k->start.level != 0 || k->start.sym) continue;
         int64_t need = -(k->start.offset + k->dlo);
         if (need > h) h = need;
     }
@@ -198,7 +202,9 @@ static int64_t upper_k_halo(const Stencil *st, int slot) {
     int64_t h = 0;
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
-        if (k->slot >= st->nfields || (slot >= 0 && k->slot != slot) || k->end.level != 1) continue;
+        if (k->slot >= st->nfields || (slot >= 0 && k->slot != slot) || k->end.level != 1 ||
+            k->end.sym)
+            continue;
         int64_t need = k->end.offset + k->dhi;
         if (need > h) h = need;
     }
@@ -404,7 +410,8 @@ static bool add3(int64_t a, int64_t b, int64_t c, int64_t *out, const Symbol *s)
 /* Whether every point field s is read or written at lies inside its array. The check is on
  * the offsets actually accessed (reach_lo/hi in I and J, the K ranges of kacc), so an origin
  * below zero is fine where only positive offsets are read. */
-static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *o,
+static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *kvals,
+                 const int64_t *o,
                  const int64_t *n) {
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
@@ -427,10 +434,9 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
     for (int i = 0; i < st->nkacc; i++) {
         const KAccess *k = &st->kacc[i];
         if (k->slot != s->slot) continue;
-        int64_t ks, ke, lo, hi;
-        if (!add3(k->start.level ? n[2] : 0, k->start.offset, 0, &ks, s) ||
-            !add3(k->end.level ? n[2] : 0, k->end.offset, 0, &ke, s))
-            return false;
+        /* run-time bounds were checked against the domain before (ibounds_check) */
+        int64_t ks = bound_level(k->start, n[2], kvals), ke = bound_level(k->end, n[2], kvals);
+        int64_t lo, hi;
         if (ks >= ke) continue;
         if (!add3(o[2], ks, k->dlo, &lo, s) || !add3(o[2], ke - 1, k->dhi, &hi, s)) return false;
         if (lo < 0 || hi >= PyArray_DIM(arr, d)) {
@@ -578,7 +584,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         if (!check_field(s, arr, b->validate)) return false;
     }
     if (!resolve_origins(st, origin, b, has_own, (const int64_t(*)[3])own_origin) ||
-        !resolve_domain(st, domain, b))
+        !resolve_domain(st, domain, b) || !ibounds_check(st, b->value, b->domain, b->kvals))
         return false;
     if (b->domain[2] < st->min_k_levels) {
         PyErr_Format(PyExc_ValueError,
@@ -592,14 +598,14 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
-        if (!fits(st, s, arr, b->origin[i], b->domain)) return false;
+        if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain)) return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
             PyErr_Format(PyExc_ValueError, "argument '%s' is written by the stencil but is read-only",
                          s->name);
             return false;
         }
     }
-    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain);
+    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain, b->kvals);
 }
 
 char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin) {
@@ -639,12 +645,19 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
     long long v = PyLong_AsLongLong(idx);
     Py_DECREF(idx);
     if (v == -1 && PyErr_Occurred()) goto bad;
+    if (!dtype_int_fits(s->dtype, v)) {
+        PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in %s", s->name, v,
+                     dtype_name(s->dtype));
+        return false;
+    }
     if (s->dtype == DT_INT32) {
-        if (v < INT32_MIN || v > INT32_MAX) {
-            PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in int32", s->name, v);
-            return false;
-        }
         int32_t x = (int32_t)v;
+        memcpy(slot, &x, sizeof x);
+    } else if (s->dtype == DT_INT16) {
+        int16_t x = (int16_t)v;
+        memcpy(slot, &x, sizeof x);
+    } else if (s->dtype == DT_INT8) {
+        int8_t x = (int8_t)v;
         memcpy(slot, &x, sizeof x);
     } else {
         int64_t x = v;
@@ -699,6 +712,46 @@ static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1
     bool ok = exec_info_record(m, b, b->exec_info, &times, extra);
     Py_XDECREF(extra);
     return ok;
+}
+
+/* ---- checked K reads ----------------------------------------------------------------
+ * A K level computed from values the stencil writes is only known while it runs: the kernel
+ * notes a level outside the domain, and the call then undoes itself. Copies of the written
+ * arrays are taken before the run, put back when the kernel noted such a level. */
+
+bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved) {
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD || !s->written || b->value[i] == NULL) continue;
+        saved[i] = PyArray_NewCopy((PyArrayObject *)b->value[i], NPY_KEEPORDER);
+        if (saved[i] == NULL) {
+            for (int j = 0; j < i; j++) Py_CLEAR(saved[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Releases the copies; when line != 0, first puts them back and raises. */
+bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+                          int64_t nk) {
+    bool ok = true;
+    for (int i = 0; i < st->nparams; i++) {
+        if (saved[i] == NULL) continue;
+        if (line && ok && PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
+            ok = false;
+        Py_CLEAR(saved[i]);
+    }
+    if (!ok) return false;
+    if (line) {
+        PyErr_Format(PyExc_ValueError,
+                     "the K level read on line %lld, computed from values the stencil writes, "
+                     "is outside the compute domain's %lld levels; the call was undone (every "
+                     "array it wrote was restored)",
+                     (long long)line, (long long)nk);
+        return false;
+    }
+    return true;
 }
 
 /* One call's work: tiles handed out to the pool's threads through an atomic counter. */
@@ -773,13 +826,16 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     CpuVariant variant = {layout, b.shared};
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) goto done;
-    char scalars[8 * 256]; /* an unused parameter's slot is never read */
+    /* the scalars (an unused parameter's slot is never read), then the flag of checked K
+     * reads (the line of one that left the domain) */
+    char scalars[8 * 257];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
             !scalar_value(s, b.value[i], scalars + 8 * s->slot))
             goto done;
     }
+    memset(scalars + 8 * st->nscalars, 0, 8);
     bool owned;
     Plan *plan = acquire_plan(m, b.domain, layout, &owned);
     if (plan == NULL) goto done;
@@ -804,10 +860,21 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
     }
     Job job = {kernel, plan, b.domain, scalars, 0};
+    PyObject *saved[256] = {NULL};
+    if (st->has_checked_k && !call_save_written(st, &b, saved)) {
+        release_plan(m, plan, owned);
+        goto done;
+    }
     double t1 = call_now();
     Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
     Py_END_ALLOW_THREADS double t2 = call_now();
-    bool ok = b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant);
+    bool ok = true;
+    if (st->has_checked_k) {
+        int64_t line;
+        memcpy(&line, scalars + 8 * st->nscalars, sizeof line);
+        ok = call_restore_written(st, &b, saved, line, b.domain[2]);
+    }
+    ok = ok && (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant));
     release_plan(m, plan, owned);
     if (ok) result = Py_NewRef(Py_None);
 done:

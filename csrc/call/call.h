@@ -43,6 +43,7 @@ typedef struct Bound {
     int64_t domain[3];
     char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
     bool shared;                       /* a written field's span meets another field's */
+    int64_t kvals[256];                /* integer scalars by scalar slot (run-time bounds) */
     bool validate;
     PyObject *exec_info; /* borrowed, or NULL */
 } Bound;
@@ -64,6 +65,13 @@ char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *orig
 
 /* A scalar argument's value in its dtype, into an 8-byte slot; false with an exception. */
 bool scalar_value(const Symbol *s, PyObject *o, char *slot);
+
+/* Checked K reads (a level computed from values the stencil writes): copies of the written
+ * argument arrays before the run (saved[p], NULL for others), released afterwards; when the
+ * kernel noted a level outside the domain (line != 0), first put back, with a ValueError. */
+bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved);
+bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+                          int64_t nk);
 
 /* The cuda backend's call (call_cuda.c): the same binding, then device execution. */
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs);

@@ -386,7 +386,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     B.slab = calloc((size_t)st->ntemps + 1, sizeof *B.slab);
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
     PyObject *result = NULL;
-    bool ok = false;
+    bool ok = false, restored = false;
+    PyObject *saved[256] = {NULL};
+    int64_t kline = 0;
     if (!B.host || !B.slab || !L.regions) {
         PyErr_NoMemory();
         goto done;
@@ -415,6 +417,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     memcpy(domain, b->domain, 3 * sizeof *domain);
     domain[3] = swap;
     plan_regions(&L, v, b);
+    if (st->has_checked_k && !call_save_written(st, b, saved)) goto done;
     double t1 = call_now(), t2 = t1;
     Py_BEGIN_ALLOW_THREADS;
     ok = copy_in(&L) && bind_fields(&L, v, b, ptrs, strides) &&
@@ -433,14 +436,24 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     ok = ok && run_kernels(&L);
     t2 = call_now();
     ok = ok && copy_out(&L);
+    /* checked K reads: the word after the scalars holds the line of one that left the domain */
+    if (ok && st->has_checked_k)
+        ok = rt_d2h(L.rt, &kline, L.args[3] + 8 * (DevPtr)st->nscalars, sizeof kline, L.stream, L.err,
+                    sizeof L.err) &&
+             rt_sync_stream(L.rt, L.stream, L.err, sizeof L.err);
     Py_END_ALLOW_THREADS;
     if (!ok) {
         PyErr_Format(PyExc_RuntimeError, "running stencil '%s' on the cuda backend failed: %s", st->name, L.err);
         goto done;
     }
+    if (st->has_checked_k) {
+        restored = true;
+        if (!call_restore_written(st, b, saved, kline, b->domain[2])) goto done;
+    }
     if (b->exec_info && !fill_exec_info(m, b, t0, t1, t2)) goto done;
     result = Py_NewRef(Py_None);
 done:
+    if (!restored) call_restore_written(st, b, saved, 0, 0); /* releases the copies */
     if (L.rt) {
         char ignored[256];
         if (!ok) rt_sync_stream(L.rt, L.stream, ignored, sizeof ignored); /* nothing queued still uses them */
@@ -464,6 +477,7 @@ static bool stmts_have_kexpr(const StmtList *l) {
         Stmt *s = l->items[i];
         expr_visit_fields(s->guard, note_kexpr, &any);
         if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, note_kexpr, &any);
+        if (s->kind == S_ASSIGN && s->assign.kexpr) any = true; /* a write at a variable K */
         if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, note_kexpr, &any);
             any = any || stmts_have_kexpr(&s->while_.body);
@@ -475,15 +489,25 @@ static bool stmts_have_kexpr(const StmtList *l) {
 /* Variable K offsets are bounds-checked by evaluating them on the host (bind_all), which
  * cannot read GPU memory: such calls need NumPy arrays, or validate_args=False. */
 static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs) {
+    /* checked K reads undo a failed call from host copies of the written arrays */
+    if (v->ndev && m->st->has_checked_k) {
+        PyErr_Format(PyExc_ValueError,
+                     "stencil '%s' reads K levels computed from values it writes, and a call that "
+                     "reads outside the domain is undone from host copies of the arrays: pass "
+                     "NumPy arrays",
+                     m->st->name);
+        return false;
+    }
     if (v->ndev == 0 || (m->cuda->rt_ready && m->cuda->rt.emulated)) return true;
     PyObject *val = kwargs ? PyDict_GetItemString(kwargs, "validate_args") : NULL;
     if (val && PyObject_Not(val) == 1) return true;
     for (int c = 0; c < m->st->ncomps; c++)
         for (int i = 0; i < m->st->comps[c].nintervals; i++)
-            if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body)) {
+            if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body) ||
+                m->st->data_index_reads_fields) {
                 PyErr_Format(PyExc_ValueError,
-                             "stencil '%s' reads fields at variable K offsets or absolute K indices "
-                             "(.at(K=...)), which are checked against "
+                             "stencil '%s' reads fields at variable K offsets, absolute K indices "
+                             "(.at(K=...)) or data indices computed from fields, which are checked against "
                              "the arrays on the host: pass NumPy arrays, or GPU arrays with validate_args=False",
                              m->st->name);
                 return false;

@@ -36,6 +36,7 @@ typedef struct KCtx {
     const Stmt *stmt; /* the statement whose reads are being checked */
     int64_t ks, ke;   /* its K range */
     bool failed;      /* a Python exception is set */
+    bool writing;     /* the access checked is the target of a write at a variable K offset */
 } KCtx;
 
 /* ---- arrays ------------------------------------------------------------------------- */
@@ -44,6 +45,13 @@ static Val load(DType t, const char *p) {
     Val v = {0};
     switch (t) {
     case DT_BOOL: v.i = *(const unsigned char *)p != 0; break;
+    case DT_INT8: v.i = *(const int8_t *)p; break;
+    case DT_INT16: {
+        int16_t x;
+        memcpy(&x, p, sizeof x);
+        v.i = x;
+        break;
+    }
     case DT_INT32: {
         int32_t x;
         memcpy(&x, p, sizeof x);
@@ -65,9 +73,8 @@ static Val load(DType t, const char *p) {
 /* ---- arithmetic, as the generated code does it -------------------------------------- */
 
 static int64_t wrap(DType t, int64_t v) {
-    if (t == DT_INT32) return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
     if (t == DT_BOOL) return v != 0;
-    return v;
+    return dtype_wrap_int(t, v);
 }
 
 static double round_to(DType t, double v) { return t == DT_FLOAT32 ? (double)(float)v : v; }
@@ -119,6 +126,7 @@ static int64_t int_pow(int64_t x, int64_t e) {
 /* float -> int as the generated code converts (codegen.c, emit_cast): x86 gives INT_MIN for
  * NaN and out-of-range values, as NumPy's astype there; elsewhere it saturates, NaN -> 0. */
 static int64_t float_to_int(double f, DType t) {
+    if (dtype_is_small_int(t)) return dtype_wrap_int(t, float_to_int(f, DT_INT32)); /* as NumPy */
 #if defined(__x86_64__) || defined(__i386__)
     double lim = t == DT_INT32 ? 2147483648.0 : 9223372036854775808.0;
     if (!(f >= -lim && f < lim)) return t == DT_INT32 ? INT32_MIN : INT64_MIN;
@@ -195,7 +203,7 @@ static int64_t int_call(Builtin fn, DType t, int64_t x, int64_t y) {
     case FN_MIN: return x < y ? x : y;
     case FN_MAX: return x > y ? x : y;
     case FN_POW: return wrap(t, int_pow(x, y));
-    default: return x; /* floor, ceil, trunc of an integer */
+    default: return x; /* floor, ceil, trunc of an integer; a data index */
     }
 }
 
@@ -460,29 +468,37 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     char from[512] = "";
     sources(e->field.kexpr, from, sizeof from);
     PyErr_Format(PyExc_ValueError,
-                 "argument '%s': the %s on line %d reads K index %lld of the array "
+                 "argument '%s': the %s on line %d %s K index %lld of the array "
                  "(origin %lld + level %lld) at point (%lld, %lld, %lld) of the domain, outside "
                  "its %zd levels; the %s is computed from %s",
                  s->name, e->field.kabs ? "absolute K index .at(K=...)" : "variable K offset",
-                 e->line, (long long)x, (long long)c->origin[s->index][2],
+                 e->line, c->writing ? "writes" : "reads", (long long)x, (long long)c->origin[s->index][2],
                  (long long)level, (long long)p[0], (long long)p[1], (long long)p[2], nk,
                  e->field.kabs ? "index" : "offset", from[0] ? from : "constants");
     return false;
 }
 
+/* region box bounds (never run-time bounds) */
 static int64_t bound_at(AxisBound b, int64_t n) { return b.level ? n + b.offset : b.offset; }
 
-/* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
-static bool check_box(KCtx *c, const Expr *e, const Box *box) {
+/* The points [lo, hi) of the plane where c->stmt runs inside one box (NULL: everywhere);
+ * false when there are none. */
+static bool stmt_points(const KCtx *c, const Box *box, int64_t lo[2], int64_t hi[2]) {
     const int *h = c->stmt->horizontal_extent;
-    int64_t lo[2] = {h[0], h[2]}, hi[2] = {c->domain[0] + h[1], c->domain[1] + h[3]};
+    lo[0] = h[0], lo[1] = h[2], hi[0] = c->domain[0] + h[1], hi[1] = c->domain[1] + h[3];
     for (int a = 0; box && a < 2; a++) {
         int64_t n = c->domain[a];
         if (box->has[2 * a] && bound_at(box->b[2 * a], n) > lo[a]) lo[a] = bound_at(box->b[2 * a], n);
         if (box->has[2 * a + 1] && bound_at(box->b[2 * a + 1], n) < hi[a])
             hi[a] = bound_at(box->b[2 * a + 1], n);
     }
-    if (lo[0] >= hi[0] || lo[1] >= hi[1]) return true;
+    return lo[0] < hi[0] && lo[1] < hi[1];
+}
+
+/* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
+static bool check_box(KCtx *c, const Expr *e, const Box *box) {
+    int64_t lo[2], hi[2];
+    if (!stmt_points(c, box, lo, hi)) return true;
     /* An offset of scalars and constants is the same in every column: one column decides. */
     bool pointwise = false;
     expr_visit_fields(e->field.kexpr, mark_read, &pointwise);
@@ -512,9 +528,79 @@ static bool check_box(KCtx *c, const Expr *e, const Box *box) {
     return ok;
 }
 
+/* Checks one run-time data index (__data_index(i, size)) of c->stmt at every point of one
+ * horizontal box: 0 <= i < size, as the read or write it selects must stay in the array. */
+static bool check_index_box(KCtx *c, const Expr *call, const Box *box) {
+    int64_t lo[2], hi[2];
+    if (!stmt_points(c, box, lo, hi)) return true;
+    const Expr *idx = call->call.args[0];
+    int64_t size = call->call.args[1]->cnst.i;
+    bool pointwise = false;
+    expr_visit_fields((Expr *)idx, mark_read, &pointwise);
+    if (!pointwise) hi[0] = lo[0] + 1, hi[1] = lo[1] + 1;
+    int64_t n = c->ke - c->ks;
+    Val *kv = malloc(sizeof(Val) * (size_t)n * (size_t)(2 * depth(idx) + 3));
+    if (kv == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    bool ok = true;
+    for (int64_t i = lo[0]; ok && i < hi[0]; i++)
+        for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
+            Col col = {i, j, c->ks, n};
+            if (!(ok = veval(c, idx, col, kv, kv + n))) break;
+            for (int64_t m = 0; m < n; m++) {
+                if (kv[m].i >= 0 && kv[m].i < size) continue;
+                char from[512] = "";
+                sources(idx, from, sizeof from);
+                PyErr_Format(PyExc_IndexError,
+                             "the data index on line %d is %lld at point (%lld, %lld, %lld) of the "
+                             "domain, outside the dimension's %lld components; it is computed "
+                             "from %s",
+                             c->stmt->line, (long long)kv[m].i, (long long)i, (long long)j,
+                             (long long)(c->ks + m), (long long)size, from[0] ? from : "constants");
+                ok = false;
+                break;
+            }
+        }
+    free(kv);
+    return ok;
+}
+
+/* Every __data_index call of an expression, checked in every box of c->stmt. */
+static void visit_indices(KCtx *c, const Expr *e) {
+    if (e == NULL || c->failed) return;
+    switch (e->kind) {
+    case E_FIELD: visit_indices(c, e->field.kexpr); break;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        visit_indices(c, e->op.a);
+        visit_indices(c, e->op.b);
+        break;
+    case E_TERNARY:
+        visit_indices(c, e->ternary.cond);
+        visit_indices(c, e->ternary.a);
+        visit_indices(c, e->ternary.b);
+        break;
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) visit_indices(c, e->call.args[i]);
+        if (e->call.fn == FN_DATA_INDEX) {
+            const Stmt *s = c->stmt;
+            for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++)
+                if (!check_index_box(c, e, s->nboxes ? &s->boxes[b] : NULL)) c->failed = true;
+        }
+        break;
+    case E_CAST: visit_indices(c, e->cast); break;
+    default: break;
+    }
+}
+
 static void visit_access(void *ctx, Expr *e) {
     KCtx *c = ctx;
-    if (c->failed || e->field.kexpr == NULL) return;
+    /* a checked level (computed from values the stencil writes) is checked by the kernel */
+    if (c->failed || e->field.kexpr == NULL || e->field.kchecked) return;
     const Stmt *s = c->stmt;
     for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++)
         if (!check_box(c, e, s->nboxes ? &s->boxes[b] : NULL)) c->failed = true;
@@ -525,10 +611,24 @@ static void check_stmts(KCtx *c, const StmtList *l) {
         Stmt *s = l->items[i];
         c->stmt = s;
         expr_visit_fields(s->guard, visit_access, c);
+        if (c->st->has_data_index) visit_indices(c, s->guard);
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, visit_access, c);
+            if (c->st->has_data_index) visit_indices(c, s->assign.value);
+            if (s->assign.kexpr) {
+                /* a write at a variable K offset: checked as a read of the target there */
+                Expr w = {.kind = E_FIELD, .type = s->assign.target->dtype, .line = s->line,
+                          .col = s->col};
+                w.field.sym = s->assign.target;
+                w.field.kexpr = s->assign.kexpr;
+                expr_visit_fields(s->assign.kexpr, visit_access, c);
+                c->writing = true;
+                visit_access(c, &w);
+                c->writing = false;
+            }
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_access, c);
+            if (c->st->has_data_index) visit_indices(c, s->while_.cond);
             check_stmts(c, &s->while_.body);
         }
     }
@@ -563,8 +663,9 @@ bad:
 }
 
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
-                   const int64_t *domain) {
-    if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0 || !st->has_variable_k) return true;
+                   const int64_t *domain, const int64_t *kvals) {
+    if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0) return true;
+    if (!st->has_variable_k && !st->has_data_index) return true;
     Val *scalars = calloc((size_t)st->nscalars + 1, sizeof *scalars);
     if (scalars == NULL) {
         PyErr_NoMemory();
@@ -576,8 +677,8 @@ bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*o
             const Computation *comp = &st->comps[ci];
             for (int i = 0; i < comp->nintervals && !c.failed; i++) {
                 const Interval *in = &comp->intervals[i];
-                c.ks = bound_at(in->start, domain[2]);
-                c.ke = bound_at(in->end, domain[2]);
+                c.ks = bound_level(in->start, domain[2], kvals);
+                c.ke = bound_level(in->end, domain[2], kvals);
                 if (c.ks < c.ke) check_stmts(&c, &in->body);
             }
         }

@@ -16,9 +16,10 @@
 #include "ir/ir.h"
 
 /* values[p]: the argument of parameter p (arrays already checked for dtype and rank);
- * origin[p]: its origin; domain: the compute domain. Returns false with a ValueError
+ * origin[p]: its origin; domain: the compute domain; kvals: the integer scalars by slot
+ * (ibounds_check, for run-time interval bounds). Returns false with a ValueError
  * naming the field (and what the offset is computed from) when a read leaves the array. */
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
-                   const int64_t *domain);
+                   const int64_t *domain, const int64_t *kvals);
 
 #endif

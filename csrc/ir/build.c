@@ -361,12 +361,16 @@ static bool build_assign(Builder *b, PyObject *node, int line, int col, StmtList
     if (strcmp(ttag, "index") == 0) {
         PyObject *offs = get_item(b, target, 4);
         if (offs == NULL || !PyTuple_Check(offs) || PyTuple_GET_SIZE(offs) != 3) return bad(b, "offsets");
-        int off[3];
+        int off[3] = {0, 0, 0};
         for (int a = 0; a < 3; a++) {
             PyObject *o = PyTuple_GET_ITEM(offs, a);
+            if (a == 2 && !PyLong_Check(o)) { /* a variable K offset (checked in types.c) */
+                if ((s->assign.kexpr = build_expr(b, o)) == NULL) return false;
+                continue;
+            }
             if (!PyLong_Check(o))
                 return diag_error(st, DIAG_SEMANTIC, tline, tcol,
-                                  "the K offset of a write to '%s' must be a constant", id);
+                                  "the offset of a write to '%s' must be a constant", id);
             off[a] = (int)PyLong_AsLong(o);
         }
         if (off[0] != 0 || off[1] != 0)
@@ -421,7 +425,31 @@ static bool build_bound(Builder *b, PyObject *o, bool *has, AxisBound *ab) {
     if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2) return bad(b, "bound");
     ab->level = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
     ab->offset = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
+    ab->sym = NULL;
     return PyErr_Occurred() ? bad(b, "bound") : true;
+}
+
+/* An interval bound: (level, offset), or (0, offset, name) for a run-time bound, the value
+ * of the integer scalar parameter `name` plus offset (the parameters are built by now). */
+static bool build_interval_bound(Builder *b, PyObject *o, AxisBound *ab, int line, int col) {
+    bool has;
+    if (o == NULL) return false;
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 3) {
+        if (!build_bound(b, o, &has, ab)) return false;
+        return has ? true : bad(b, "interval bound");
+    }
+    ab->level = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
+    ab->offset = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
+    PyObject *name = PyTuple_GET_ITEM(o, 2);
+    if (PyErr_Occurred() || ab->level != 0 || !PyUnicode_Check(name)) return bad(b, "bound");
+    const char *id = PyUnicode_AsUTF8(name);
+    if (id == NULL) return bad(b, "bound");
+    Symbol *s = stencil_lookup(b->st, id);
+    if (s == NULL || s->kind != SYM_SCALAR || !dtype_is_int(s->dtype))
+        return diag_error(b->st, DIAG_SEMANTIC, line, col,
+                          "the interval bound '%s' must be an integer scalar parameter", id);
+    ab->sym = s;
+    return true;
 }
 
 static bool build_region(Builder *b, PyObject *node, int line, int col, StmtList *out) {
@@ -559,12 +587,6 @@ static bool build_params(Builder *b, PyObject *params) {
     return true;
 }
 
-static bool build_bounds_pair(Builder *b, PyObject *o, AxisBound *ab) {
-    bool has;
-    if (!build_bound(b, o, &has, ab)) return false;
-    return has ? true : bad(b, "interval bound");
-}
-
 static bool build_computations(Builder *b, PyObject *body) {
     Stencil *st = b->st;
     if (body == NULL || !PyList_Check(body)) return bad(b, "body");
@@ -590,8 +612,8 @@ static bool build_computations(Builder *b, PyObject *body) {
             PyObject *iv = PyList_GET_ITEM(ivs, i);
             Interval *in = &comp->intervals[i];
             if (!get_pos(b, iv, &in->line, &in->col) ||
-                !build_bounds_pair(b, get_item(b, iv, 3), &in->start) ||
-                !build_bounds_pair(b, get_item(b, iv, 4), &in->end))
+                !build_interval_bound(b, get_item(b, iv, 3), &in->start, in->line, in->col) ||
+                !build_interval_bound(b, get_item(b, iv, 4), &in->end, in->line, in->col))
                 return false;
             if (!build_body(b, get_item(b, iv, 5), &in->body)) {
                 ok = false;

@@ -39,9 +39,10 @@ static PyObject *export_expr(const Expr *e) {
                 Py_DECREF(di);
                 return NULL;
             }
-            return Py_BuildValue("(sss(iii)NN)", e->field.kabs ? "afield" : "vfield", t,
-                                 e->field.sym->name, o[0], o[1], o[2],
-                                 k, di);
+            /* last: the line of a checked level (kchecked), else 0 */
+            return Py_BuildValue("(sss(iii)NNi)", e->field.kabs ? "afield" : "vfield", t,
+                                 e->field.sym->name, o[0], o[1], o[2], k, di,
+                                 e->field.kchecked ? e->line : 0);
         }
         return Py_BuildValue("(sss(iii)N)", "field", t, e->field.sym->name, o[0], o[1], o[2], di);
     }
@@ -100,7 +101,11 @@ static PyObject *opt_expr(const Expr *e) {
     return export_expr(e);
 }
 
-PyObject *export_bound(AxisBound b) { return Py_BuildValue("(ii)", b.level, b.offset); }
+/* (level, offset), or (0, offset, name) for a run-time bound (the scalar parameter `name`) */
+PyObject *export_bound(AxisBound b) {
+    if (b.sym) return Py_BuildValue("(iis)", b.level, b.offset, b.sym->name);
+    return Py_BuildValue("(ii)", b.level, b.offset);
+}
 
 static PyObject *opt_bound(bool has, AxisBound b) {
     if (!has) Py_RETURN_NONE;
@@ -137,14 +142,19 @@ static PyObject *export_stmt(const Stmt *s) {
     if (s->kind == S_ASSIGN) {
         PyObject *di = data_index(s->assign.ndi, s->assign.data_index);
         PyObject *v = di ? export_expr(s->assign.value) : NULL;
-        if (v == NULL) {
+        /* koff: an int, or the expression of a variable K offset */
+        PyObject *koff = v == NULL ? NULL
+                         : s->assign.kexpr ? export_expr(s->assign.kexpr)
+                                           : PyLong_FromLong(s->assign.koff);
+        if (koff == NULL) {
+            Py_XDECREF(v);
             Py_XDECREF(di);
             Py_DECREF(guard);
             Py_DECREF(boxes);
             return NULL;
         }
-        return Py_BuildValue("(sisiN((ii)(ii))NNN)", "assign", s->line, s->assign.target->name,
-                             s->assign.koff, di, h[0], h[1], h[2], h[3], guard, boxes, v);
+        return Py_BuildValue("(sisNN((ii)(ii))NNN)", "assign", s->line, s->assign.target->name,
+                             koff, di, h[0], h[1], h[2], h[3], guard, boxes, v);
     }
     PyObject *cond = export_expr(s->while_.cond);
     PyObject *body = cond ? export_stmts(&s->while_.body) : NULL;
@@ -239,7 +249,8 @@ static PyObject *export_comps(const Stencil *st) {
 }
 
 PyObject *ir_export(const Stencil *st) {
-    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:i}", "name", st->name, "params", export_params(st),
-                         "temporaries", export_temps(st), "computations", export_comps(st),
-                         "min_k_levels", st->min_k_levels);
+    return Py_BuildValue("{s:s,s:N,s:N,s:N,s:i,s:O}", "name", st->name, "params",
+                         export_params(st), "temporaries", export_temps(st), "computations",
+                         export_comps(st), "min_k_levels", st->min_k_levels, "checked_k",
+                         st->has_checked_k ? Py_True : Py_False);
 }

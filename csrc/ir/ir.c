@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const DTYPE_NAMES[DT_COUNT] = {"bool", "int32", "int64", "float32", "float64"};
-static const int DTYPE_SIZES[DT_COUNT] = {1, 4, 8, 4, 8};
+static const char *const DTYPE_NAMES[DT_COUNT] = {"bool",    "int32", "int64", "float32",
+                                                  "float64", "int8",  "int16"};
+static const int DTYPE_SIZES[DT_COUNT] = {1, 4, 8, 4, 8, 1, 2};
 
 const char *dtype_name(DType t) { return t < DT_COUNT ? DTYPE_NAMES[t] : "?"; }
 int dtype_size(DType t) { return DTYPE_SIZES[t]; }
@@ -53,6 +54,7 @@ static const struct {
     [FN_GAMMA] = {"gamma", 1},     [FN_ERF] = {"erf", 1},         [FN_ERFC] = {"erfc", 1},
     [FN_CBRT] = {"cbrt", 1},       [FN_ROUND] = {"round", 1},
     [FN_ROUND_AWAY] = {"round_away_from_zero", 1},
+    [FN_DATA_INDEX] = {"__data_index", 2},
 };
 
 const char *builtin_name(Builtin fn) { return BUILTINS[fn].name; }

@@ -16,13 +16,33 @@
 
 enum { GT_MAX_DATA_DIMS = 4, GT_MAX_ARGS = 3 };
 
-typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_COUNT } DType;
+/* int8 and int16 come last so that the older dtypes keep their numbers */
+typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_INT8, DT_INT16, DT_COUNT } DType;
 
 const char *dtype_name(DType t);
 bool dtype_parse(const char *s, DType *out);
 int dtype_size(DType t);
 static inline bool dtype_is_float(DType t) { return t == DT_FLOAT32 || t == DT_FLOAT64; }
-static inline bool dtype_is_int(DType t) { return t == DT_INT32 || t == DT_INT64; }
+static inline bool dtype_is_int(DType t) {
+    return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+}
+/* the width of an integer dtype in bits (0 for others) */
+static inline int dtype_int_bits(DType t) {
+    return t == DT_INT8 ? 8 : t == DT_INT16 ? 16 : t == DT_INT32 ? 32 : t == DT_INT64 ? 64 : 0;
+}
+/* an integer narrower than int32: arithmetic wraps to its width (C would promote to int) */
+static inline bool dtype_is_small_int(DType t) { return t == DT_INT8 || t == DT_INT16; }
+/* v wrapped to the integer dtype t (two's complement), as NumPy's integer arithmetic */
+static inline int64_t dtype_wrap_int(DType t, int64_t v) {
+    switch (t) {
+    case DT_INT8: return (int64_t)(int8_t)(uint8_t)(uint64_t)v;
+    case DT_INT16: return (int64_t)(int16_t)(uint16_t)(uint64_t)v;
+    case DT_INT32: return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
+    default: return v;
+    }
+}
+/* whether v is in the range of the integer dtype t */
+static inline bool dtype_int_fits(DType t, int64_t v) { return dtype_wrap_int(t, v) == v; }
 
 enum { AX_I = 1, AX_J = 2, AX_K = 4, AX_IJK = 7 };
 
@@ -61,6 +81,9 @@ typedef struct Symbol {
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */
     bool kread_parallel;
+    /* fields: read at a K level the kernel checks (kchecked): the array must hold every level
+     * of the compute domain */
+    bool kread_checked;
     /* analysed (schedule.c), temporaries: every access lies in one column group, at zero
      * horizontal offset, so a column's values die with its sweep and the buffer needs only
      * the columns of one bundle (lane-major: the lanes of a level are adjacent) */
@@ -93,7 +116,11 @@ typedef enum {
     FN_ABS, FN_MIN, FN_MAX, FN_SQRT, FN_EXP, FN_LOG, FN_LOG10, FN_POW, FN_FLOOR, FN_CEIL,
     FN_TRUNC, FN_SIN, FN_COS, FN_TAN, FN_ARCSIN, FN_ARCCOS, FN_ARCTAN, FN_ARCTAN2, FN_SINH,
     FN_COSH, FN_TANH, FN_ISFINITE, FN_ISINF, FN_ISNAN, FN_ARCSINH, FN_ARCCOSH, FN_ARCTANH,
-    FN_GAMMA, FN_ERF, FN_ERFC, FN_CBRT, FN_ROUND, FN_ROUND_AWAY, FN_COUNT
+    FN_GAMMA, FN_ERF, FN_ERFC, FN_CBRT, FN_ROUND, FN_ROUND_AWAY,
+    /* __data_index(i, n): the run-time data index i of a dimension of size n; its value is i,
+     * and the call checks 0 <= i < n wherever the statement runs (call/kbounds.c). The
+     * frontend writes it for f[0, 0, 0][i]; users cannot call it. */
+    FN_DATA_INDEX, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);
@@ -115,6 +142,10 @@ struct Expr {
             int off[3];
             Expr *kexpr; /* variable K offset (int expr), or NULL */
             bool kabs;   /* f.at(K=kexpr): kexpr is the absolute K index (off all 0) */
+            /* kexpr is computed from values the stencil writes, so the call cannot check it
+             * before running: the kernel checks the level against the compute domain's
+             * levels, reads the current level instead and reports the line (types.c) */
+            bool kchecked;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
         } field;
@@ -138,7 +169,18 @@ struct Expr {
 typedef struct AxisBound {
     int level; /* 0: start of the domain, 1: end */
     int offset;
+    /* interval bounds only: a run-time bound, `interval(n + 1, ...)` with n an integer scalar
+     * parameter: the level is 0 and the value of n adds to the offset (NULL: none) */
+    Symbol *sym;
 } AxisBound;
+
+/* The K index of an interval bound, from the domain's first level, on a domain of n levels;
+ * kvals[slot]: the value of each integer scalar argument by scalar slot (run-time bounds;
+ * the call has checked that these stay inside the domain, so nothing overflows). */
+static inline int64_t bound_level(AxisBound b, int64_t n, const int64_t *kvals) {
+    int64_t v = b.level ? n + b.offset : b.offset;
+    return b.sym ? v + kvals[b.sym->slot] : v;
+}
 
 /* A horizontal region box; an absent bound is unbounded. */
 typedef struct Box {
@@ -176,6 +218,9 @@ struct Stmt {
         struct {
             Symbol *target;
             int koff;
+            /* a variable K offset of the write (an int expr of scalars and of fields the
+             * stencil does not write; the call checks the levels before running), or NULL */
+            Expr *kexpr;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
             Expr *value;
@@ -260,6 +305,14 @@ typedef struct Stencil {
     bool extended_writes;
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
+    /* some expression has a run-time data index (FN_DATA_INDEX): the call checks its range;
+     * data_index_reads_fields: some such index is computed from fields (read on the host) */
+    bool has_data_index, data_index_reads_fields;
+    /* some read has a kchecked K index: calls keep a copy of the written arrays, and restore
+     * them and raise when the kernel reports a level outside the domain */
+    bool has_checked_k;
+    /* some interval has a run-time bound (a scalar parameter): the call checks the bounds */
+    bool has_runtime_bounds;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and
      * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;

@@ -2,7 +2,10 @@
 #include "ir/print.h"
 
 static void print_bound(AxisBound b, StrBuf *o) {
-    if (b.level == 0) sb_printf(o, "%d", b.offset);
+    if (b.sym) {
+        sb_puts(o, b.sym->name);
+        if (b.offset) sb_printf(o, " %c %d", b.offset < 0 ? '-' : '+', b.offset < 0 ? -b.offset : b.offset);
+    } else if (b.level == 0) sb_printf(o, "%d", b.offset);
     else if (b.offset == 0) sb_puts(o, "None");
     else sb_printf(o, "%d", b.offset);
 }
@@ -81,7 +84,11 @@ static void print_stmt(const Stmt *s, int depth, StrBuf *o) {
     sb_indent(o, depth);
     if (s->kind == S_ASSIGN) {
         sb_printf(o, "%s", s->assign.target->name);
-        if (s->assign.koff) sb_printf(o, "[0, 0, %d]", s->assign.koff);
+        if (s->assign.kexpr) {
+            sb_puts(o, "[0, 0, ");
+            ir_print_expr(s->assign.kexpr, o);
+            sb_puts(o, "]");
+        } else if (s->assign.koff) sb_printf(o, "[0, 0, %d]", s->assign.koff);
         for (int i = 0; i < s->assign.ndi; i++) sb_printf(o, "[%d]", s->assign.data_index[i]);
         sb_puts(o, " = ");
         ir_print_expr(s->assign.value, o);

@@ -69,7 +69,7 @@ static void expr(Ser *S, const Expr *e) {
         sym_ref(S, e->field.sym);
         /* "@": the K index is absolute (f.at(K=...)), not an offset from the current level */
         sb_printf(o, " %d %d %d%s ", e->field.off[0], e->field.off[1], e->field.off[2],
-                  e->field.kabs ? "@" : "");
+                  e->field.kabs ? (e->field.kchecked ? "@!" : "@") : (e->field.kchecked ? "!" : ""));
         ints(S, e->field.ndi, e->field.data_index);
         sb_puts(o, " ");
         opt_expr(S, e->field.kexpr);
@@ -112,6 +112,8 @@ static void bound(Ser *S, bool has, AxisBound b) {
         sb_printf(S->out, "%d%+d", b.level, b.offset);
     else
         sb_puts(S->out, "*");
+    /* a run-time bound: the scalar parameter by position (names do not change the code) */
+    if (has && b.sym) sb_printf(S->out, "+p%d", b.sym->index);
 }
 
 static void boxes(Ser *S, int n, const Box *bx) {
@@ -136,6 +138,8 @@ static void stmt(Ser *S, const Stmt *s) {
     case S_ASSIGN:
         sym_ref(S, s->assign.target);
         sb_printf(o, " %d ", s->assign.koff);
+        opt_expr(S, s->assign.kexpr);
+        sb_puts(o, " ");
         ints(S, s->assign.ndi, s->assign.data_index);
         expr(S, s->assign.value);
         break;

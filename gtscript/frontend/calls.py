@@ -114,7 +114,7 @@ class _Calls:
         raise scope.error(
             GTScriptSyntaxError,
             f"{label!r}: {what}; only the math builtins ({', '.join(lang.MATH_BUILTINS)}), "
-            f"casts (float, int, bool, np.float32, np.float64, np.int32, np.int64) and "
+            f"casts (float, int, bool, np.float32, np.float64, np.int32, np.int64, np.int16, np.int8) and "
             f"functions decorated with @gtscript.function can be called",
             node,
         )

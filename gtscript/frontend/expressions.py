@@ -170,17 +170,82 @@ class _Expressions:
             raise scope.error(GTScriptSyntaxError, "only fields can take a data index", node)
         if access[5]:
             raise scope.error(GTScriptSyntaxError, "a data index is given twice", node)
-        return (*access[:5], self.data_index(scope, node.slice))
+        indices = self.data_index(scope, node.slice, pre)
+        if all(isinstance(index, int) for index in indices):
+            return (*access[:5], tuple(indices))
+        # a run-time index: a choice among the components, the index checked by the call
+        return self.select_component(
+            scope, node, access, indices,
+            lambda fixed, _: (*access[:5], fixed),
+            lambda pos, cond, a, b: ("ternary", *pos, cond, a, b),
+        )
 
-    def data_index(self, scope: _Scope, node: ast.expr) -> tuple[int, ...]:
+    def data_index(self, scope: _Scope, node: ast.expr, pre: list[tuple]) -> list:
+        """The data indices: ints, or expressions for indices only known at run time."""
         indices = node.elts if isinstance(node, ast.Tuple) else [node]
-        values = []
+        values: list = []
         for index in indices:
+            if not self.is_compile_time(scope, index):
+                values.append(self.expr(scope, index, pre))  # a run-time index
+                continue
             value = self.compile_time_int(scope, index, "a data index")
             if value < 0:
                 raise scope.error(GTScriptSyntaxError, "data indices must be >= 0", index)
             values.append(value)
-        return tuple(values)
+        return values
+
+    #: most components a run-time data index may choose among (the product of the sizes of
+    #: the dimensions indexed at run time)
+    MAX_RUNTIME_COMPONENTS = 256
+
+    def select_component(self, scope: _Scope, node: ast.AST, access: tuple, indices: list,
+                         leaf, choose) -> tuple:
+        """``f[0, 0, 0][n]`` with ``n`` known at run time, as a choice among the static
+        components: ``leaf(fixed_indices, last)`` makes the access to one component and
+        ``choose(pos, cond, then, otherwise)`` the choice (a ternary expression when reading,
+        an ``if`` when writing). Each run-time index is wrapped in ``__data_index(n, size)``,
+        which the call checks against the dimension's size before anything runs, so an
+        index outside it raises instead of picking the last component."""
+        pos = scope.position(node)
+        name = access[3]
+        param = self.params.get(name)
+        if param is None or param[0] != "field" or len(param[4]) != len(indices):
+            dims = () if param is None or param[0] != "field" else param[4]
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{name!r} has {len(dims)} data dimension(s) but is indexed with "
+                f"{len(indices)} data index(es)",
+                node,
+            )
+        sizes = param[4]
+        count = 1
+        for index, size in zip(indices, sizes):
+            count *= 1 if isinstance(index, int) else size
+        if count > self.MAX_RUNTIME_COMPONENTS:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"run-time data indices of {name!r} choose among {count} components (at most "
+                f"{self.MAX_RUNTIME_COMPONENTS})",
+                node,
+            )
+        checked = [
+            index if isinstance(index, int)
+            else ("call", *pos, "__data_index", [index, ("const", *pos, size)])
+            for index, size in zip(indices, sizes)
+        ]
+
+        def build(d: int, fixed: tuple) -> tuple:
+            if d == len(checked):
+                return leaf(fixed, None)
+            if isinstance(checked[d], int):
+                return build(d + 1, fixed + (checked[d],))
+            result = build(d + 1, fixed + (sizes[d] - 1,))
+            for v in range(sizes[d] - 2, -1, -1):
+                cond = ("cmp", *pos, "==", checked[d], ("const", *pos, v))
+                result = choose(pos, cond, build(d + 1, fixed + (v,)), result)
+            return result
+
+        return build(0, ())
 
     def field_access(self, scope: _Scope, node: ast.Subscript, pre: list[tuple]) -> tuple:
         """``f[di, dj, dk]`` (``f[di, dj]`` on IJ fields, ``f[dk]`` on K fields)."""

@@ -84,8 +84,26 @@ class _Statements:
             self._tuple_assign(scope, node, target, pre)
         else:
             value = self.expr(scope, node.value, pre)
-            pre.append(("assign", *scope.position(node), self.target(scope, target, pre), value))
+            pos = scope.position(node)
+            written = self.target(scope, target, pre)
+            if written[0] == "ternary":  # f[0, 0, 0][n] = ...: n is only known at run time
+                pre.append(self.runtime_component_write(scope, target, value, pre))
+            else:
+                pre.append(("assign", *pos, written, value))
         out.extend(pre)
+
+    def runtime_component_write(self, scope: _Scope, target: ast.Subscript, value: tuple,
+                                pre: list[tuple]) -> tuple:
+        """``f[0, 0, 0][n] = value``: an ``if`` chain writing the component ``n`` selects
+        (the call checks ``n`` against the dimension before anything runs)."""
+        pos = scope.position(target)
+        access = self.field_access(scope, target.value, pre)
+        indices = self.data_index(scope, target.slice, pre)
+        return self.select_component(
+            scope, target, access, indices,
+            lambda fixed, _: ("assign", *pos, (*access[:5], fixed), value),
+            lambda p, cond, a, b: ("if", *p, cond, [a], [b]),
+        )
 
     def _tuple_assign(
         self, scope: _Scope, node: ast.Assign, target: ast.Tuple, out: list[tuple]

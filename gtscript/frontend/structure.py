@@ -161,6 +161,10 @@ class _Structure:
             )
         bounds = []
         for arg, is_end in zip(args, (False, True)):
+            runtime = self.runtime_interval_bound(scope, arg)
+            if runtime is not None:
+                bounds.append(runtime)
+                continue
             value = self.compile_time_value(scope, arg, "an interval bound", fallback={"K": lang.K})
             if value is None:
                 bounds.append((1, 0) if is_end else (0, 0))
@@ -177,13 +181,62 @@ class _Structure:
                 )
             bounds.append((0, offset) if offset >= 0 else (1, offset))
         start, end = bounds
-        if start[0] == end[0] and start[1] >= end[1]:
+        if start[0] == end[0] and start[2:] == end[2:] and start[1] >= end[1]:
             raise scope.error(
                 GTScriptSemanticError,
                 f"empty interval: `{ast.unparse(call)}` contains no level",
                 call,
             )
         return start, end
+
+    def runtime_interval_bound(self, scope: _Scope, node: ast.expr) -> tuple | None:
+        """``(0, offset, name)`` for a run-time bound: an integer scalar parameter ``name``
+        (plus or minus a compile-time integer), counted from the bottom of the domain as in
+        GT4Py; None for anything else (a compile-time bound)."""
+        offset, name_node = 0, node
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            for name_node, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(name_node, ast.Name) and self.is_compile_time(scope, other):
+                    break
+            else:
+                return None
+            if isinstance(node.op, ast.Sub) and name_node is node.right:
+                return None  # `2 - n` counts downwards: not a bound GT4Py has either
+            offset = _int_value(self.compile_time_value(scope, other, "an interval bound"))
+            if offset is None:
+                raise scope.error(
+                    GTScriptSyntaxError, "a run-time interval bound's offset must be an integer",
+                    other,
+                )
+            offset = -offset if isinstance(node.op, ast.Sub) else offset
+        if not isinstance(name_node, ast.Name):
+            return None
+        if self.resolve_name(scope, name_node.id)[0] != "runtime":
+            return None
+        param = self.params.get(name_node.id)
+        if param is None:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"interval bound {name_node.id!r} is a temporary: a run-time bound must be an "
+                f"integer scalar parameter",
+                name_node,
+            )
+        if param[0] == "field":
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"interval bound {name_node.id!r} is a field: a run-time bound must be an "
+                f"integer scalar parameter (GT4Py's frontend accepts an IJ field here, but "
+                f"none of its compiled backends runs it)",
+                name_node,
+            )
+        if param[2] not in ("int8", "int16", "int32", "int64"):
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"interval bound {name_node.id!r} is a {param[2]} scalar: a run-time bound must "
+                f"be an integer",
+                name_node,
+            )
+        return (0, offset, name_node.id)
 
     # ---------------------------------------------------------------- regions
 

@@ -38,6 +38,7 @@ _UNARYOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not"}
 _CASTS = {
     "float": "float64", "int": "int64", "bool": "bool", "bool_": "bool",
     "float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32",
+    "int16": "int16", "int8": "int8",
 }  # fmt: skip
 
 # Other spellings of the math builtins in NumPy and math (np.absolute, math.asin, ...).

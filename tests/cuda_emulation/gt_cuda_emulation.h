@@ -40,6 +40,12 @@ __attribute__((aligned(16))) unsigned char gt_smem[GT_EMU_SMEM_MAX];
 static pthread_barrier_t gt_emu_barrier;
 #define __syncthreads() pthread_barrier_wait(&gt_emu_barrier)
 
+/* CUDA's atomicCAS on 64-bit words, with the threads of a block being real threads */
+static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long expected,
+                                           unsigned long long desired) {
+    return __sync_val_compare_and_swap(p, expected, desired);
+}
+
 static inline double __longlong_as_double(long long x) {
     double d;
     memcpy(&d, &x, sizeof d);

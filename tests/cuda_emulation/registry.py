@@ -22,7 +22,7 @@ import numpy as np
 
 import gtscript
 
-MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields",
+MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields", "test_language_field_kinds", "test_language_runtime",
            "test_language_operators", "test_language_regions", "test_language_vertical",
            "test_parallel_model", "test_gt4py_compat")
 
@@ -34,6 +34,8 @@ def _externals(module, name):
         return dict(module.EXTERNALS[name])
     if name == "externals_defn":
         return {"FACTOR": 2.0, "SHIFT": True}
+    if name == "inlined_away":
+        return {"DEEP": False}
     if name == "externals_in_function_defn":
         return {"FACTOR": 0.25}
     if name.startswith("compile_time_defn"):
@@ -58,7 +60,7 @@ class Case:
         args = {}
         for p in stencil.ir_tree()["params"]:
             if p[0] == "scalar":
-                args[p[1]] = {"float64": 0.75, "float32": np.float32(0.75), "int32": 2, "int64": 2,
+                args[p[1]] = {"float64": 0.75, "float32": np.float32(0.75), "int32": 2, "int64": 2, "int8": 2, "int16": 2,
                               "bool": True}[p[2]]
                 continue
             fi = info[p[1]]

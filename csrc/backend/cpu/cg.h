@@ -26,11 +26,12 @@ typedef struct CG {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMValueRef fn;
-    LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     LLVMValueRef *base;                 /* per slot */
     LLVMValueRef (*stride)[GT_STRIDES]; /* per slot */
     LLVMValueRef *scalar;               /* per scalar slot */
     LLVMValueRef ni, nj, nk;
+    LLVMValueRef kflag; /* checked K reads: where a read outside the domain's levels is noted */
     LLVMValueRef ti0, ti1, tj0, tj1; /* the tile: [ti0, ti1) x [tj0, tj1) */
     LLVMValueRef i, j, k;            /* the current point */
     LLVMValueRef jb;                 /* first column of the current bundle */

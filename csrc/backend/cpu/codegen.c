@@ -17,6 +17,8 @@
 LLVMTypeRef cg_type(CG *g, DType t) {
     switch (t) {
     case DT_BOOL: return g->i1;
+    case DT_INT8: return g->i8;
+    case DT_INT16: return g->i16;
     case DT_INT32: return g->i32;
     case DT_INT64: return g->i64;
     case DT_FLOAT32: return g->f32;
@@ -114,8 +116,11 @@ static LLVMValueRef emit_cast(CG *g, LLVMValueRef v, DType from, DType to) {
     if (dtype_is_float(from) && dtype_is_float(to))
         return to == DT_FLOAT64 ? LLVMBuildFPExt(b, v, t, "") : LLVMBuildFPTrunc(b, v, t, "");
     if (dtype_is_int(from) && dtype_is_int(to))
-        return to == DT_INT64 ? LLVMBuildSExt(b, v, t, "") : LLVMBuildTrunc(b, v, t, "");
+        return dtype_int_bits(to) > dtype_int_bits(from) ? LLVMBuildSExt(b, v, t, "")
+                                                         : LLVMBuildTrunc(b, v, t, "");
     if (dtype_is_int(from)) return LLVMBuildSIToFP(b, v, t, "");
+    /* float -> int8/int16: NumPy's astype converts to int32 and keeps the low bits */
+    if (dtype_is_small_int(to)) return LLVMBuildTrunc(b, emit_cast(g, v, from, DT_INT32), t, "");
     /* float -> int: saturating, so NaN and overflow give a defined value (no poison) */
     LLVMValueRef args[1] = {v};
     unsigned id = LLVMLookupIntrinsicID("llvm.fptosi.sat", 15);
@@ -191,7 +196,7 @@ static LLVMValueRef float_divmod(CG *g, LLVMValueRef a, LLVMValueRef d, LLVMType
 
 /* Integer power by squaring, as an internal helper function of the module. */
 static LLVMValueRef int_pow(CG *g, LLVMValueRef a, LLVMValueRef e, LLVMTypeRef t) {
-    const char *name = t == g->i32 ? "gt_ipow32" : "gt_ipow64";
+    const char *name = t == g->i8 ? "gt_ipow8" : t == g->i16 ? "gt_ipow16" : t == g->i32 ? "gt_ipow32" : "gt_ipow64";
     LLVMTypeRef params[2] = {t, t};
     LLVMTypeRef ft = LLVMFunctionType(t, params, 2, 0);
     LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
@@ -317,6 +322,7 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_ROUND: return fl ? intrinsic(g, "llvm.rint", t, a, 1) : a[0];
     case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];
     case FN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, a[0], a[0], "");
+    case FN_DATA_INDEX: return a[0]; /* checked by the call before the kernel runs */
     case FN_ISINF:
     case FN_ISFINITE: {
         LLVMValueRef m = intrinsic(g, "llvm.fabs", t, a, 1);
@@ -326,6 +332,26 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     default: break;
     }
     return LLVMGetUndef(cg_type(g, e->type));
+}
+
+/* A K level computed from values the stencil writes (kchecked), relative to the domain's
+ * first level: outside [0, nk) the kernel notes the line in the flag the call reads after
+ * the run (which then restores the arrays and raises) and reads the current level, which
+ * the array holds, instead. */
+static LLVMValueRef checked_level(CG *g, LLVMValueRef level, int line) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, cg_c64(g, 0), ""),
+                                   LLVMBuildICmp(b, LLVMIntSLT, level, g->nk, ""), "kin");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kout");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kok");
+    LLVMBuildCondBr(b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(b, bad);
+    /* the first line noted stays (threads may note at once: compare-and-swap from 0) */
+    LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), cg_c64(g, line > 0 ? line : 1),
+                           LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildBr(b, cont);
+    LLVMPositionBuilderAtEnd(b, cont);
+    return LLVMBuildSelect(b, ok, level, g->k, "");
 }
 
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
@@ -341,8 +367,9 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
         if (e->field.kabs) /* K index from the origin */
             kidx = cg_emit_expr(g, e->field.kexpr);
         else if (e->field.kexpr)
-            kidx = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
-                                   cg_emit_expr(g, e->field.kexpr), "");
+            kidx = LLVMBuildAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
+                                cg_emit_expr(g, e->field.kexpr), "");
+        if (e->field.kchecked) kidx = checked_level(g, kidx, e->line);
         LLVMValueRef addr = address(g, e->field.sym, e->field.off, kidx, e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
@@ -424,6 +451,11 @@ LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMVa
 }
 
 LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n) {
+    if (ab.sym) { /* a run-time bound: the scalar (checked by the call) plus the offset */
+        LLVMValueRef v = g->scalar[ab.sym->slot];
+        if (ab.sym->dtype != DT_INT64) v = LLVMBuildSExt(g->b, v, g->i64, "");
+        return LLVMBuildNSWAdd(g->b, v, cg_c64(g, ab.offset), "");
+    }
     return ab.level == 0 ? cg_c64(g, ab.offset) : LLVMBuildNSWAdd(g->b, n, cg_c64(g, ab.offset), "");
 }
 
@@ -455,7 +487,9 @@ void cg_emit_point(CG *g, const Stmt *s) {
         LLVMValueRef v = cg_emit_expr(g, s->assign.value);
         if (g->ncarry) cg_carry_write(g, t, v);
         int off[3] = {0, 0, s->assign.koff};
-        LLVMValueRef addr = address(g, t, off, NULL, s->assign.ndi, s->assign.data_index);
+        LLVMValueRef kidx = NULL; /* a variable K offset, checked by the call */
+        if (s->assign.kexpr) kidx = LLVMBuildAdd(b, g->k, cg_emit_expr(g, s->assign.kexpr), "");
+        LLVMValueRef addr = address(g, t, off, kidx, s->assign.ndi, s->assign.data_index);
         store_mem(g, t->dtype, v, addr);
     } else if (s->kind == S_WHILE) {
         /* Per point: while (guard and cond) { body }, as the seed's final while model. */
@@ -606,6 +640,9 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
         LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "");
         g->scalar[s->slot] = load_mem(g, s->dtype, p);
     }
+    /* the 8 bytes after the scalars: the line of a checked K read that left the domain */
+    LLVMValueRef off = cg_c64(g, 8LL * st->nscalars);
+    g->kflag = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "kflag");
 }
 
 static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
@@ -638,13 +675,14 @@ static bool emit_functions(CG *g, int nslots) {
     free(bparams);
     LLVMSetLinkage(g->fn, LLVMInternalLinkage);
     for (int s = g->shared ? g->st->nfields : 0; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
+    /* the scalars (parameter 3 of 4) are written when checked K reads note an error */
     for (unsigned p = 1; p <= 4; p++) {
         add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
-        add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
+        if (!(p == 3 && g->st->has_checked_k)) add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
     }
     for (unsigned p = 1; p <= 5; p++) {
         add_attr(g, kernel, p, "noalias");
-        add_attr(g, kernel, p, "readonly");
+        if (!(p == 4 && g->st->has_checked_k)) add_attr(g, kernel, p, "readonly");
     }
     add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
@@ -682,6 +720,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.b = LLVMCreateBuilderInContext(ctx);
     g.i1 = LLVMInt1TypeInContext(ctx);
     g.i8 = LLVMInt8TypeInContext(ctx);
+    g.i16 = LLVMInt16TypeInContext(ctx);
     g.i32 = LLVMInt32TypeInContext(ctx);
     g.i64 = LLVMInt64TypeInContext(ctx);
     g.f32 = LLVMFloatTypeInContext(ctx);

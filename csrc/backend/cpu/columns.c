@@ -37,7 +37,8 @@ static bool writes_every_level(const StmtList *l, const Symbol *sym, bool top, i
         if (s->kind == S_WHILE) {
             if (!writes_every_level(&s->while_.body, sym, false, count)) return false;
         } else if (s->kind == S_ASSIGN && s->assign.target == sym) {
-            if (!top || s->guard || s->assign.koff != 0 || s->assign.ndi != 0) return false;
+            if (!top || s->guard || s->assign.koff != 0 || s->assign.kexpr || s->assign.ndi != 0)
+                return false;
             (*count)++;
         }
     }

@@ -261,7 +261,19 @@ static const char *read_access(void *ctx, const Expr *e) {
             return l->name;
     }
     StrBuf kx = {0}, addr = {0};
-    if (e->field.kexpr) {
+    if (e->field.kexpr && e->field.kchecked) {
+        /* the K term prints as (k + off + kx): kx is the checked level less k + off */
+        ExprWriter x = writer(w);
+        StrBuf lv = {0};
+        if (e->field.kabs) sb_puts(&lv, "(long long)");
+        else sb_printf(&lv, "%s + %d + (long long)", w->k, e->field.off[2]);
+        cuda_expr(&x, &lv, e->field.kexpr);
+        sb_printf(&kx, "(gt_klevel(%s, %s, %s, gt_scalars + %d, %d)", lv.data ? lv.data : "0", nk(w),
+                  w->k, 8 * w->st->nscalars, e->line > 0 ? e->line : 1);
+        if (!e->field.kabs) sb_printf(&kx, " - %s - %d", w->k, e->field.off[2]);
+        sb_puts(&kx, ")");
+        sb_free(&lv);
+    } else if (e->field.kexpr) {
         ExprWriter x = writer(w);
         sb_puts(&kx, "(long long)");
         cuda_expr(&x, &kx, e->field.kexpr);
@@ -321,9 +333,15 @@ static void point_assign(W *w, const Stmt *s) {
     if (storage(w, t) == TS_REG) {
         gen_line(&w->g, GEN_STORE, "%s = %s;", w->ptr[t->slot], v);
     } else {
-        StrBuf addr = {0};
+        StrBuf addr = {0}, kx = {0};
         int off[3] = {0, 0, s->assign.koff};
-        address(w, &addr, t, off, NULL, s->assign.ndi, s->assign.data_index);
+        if (s->assign.kexpr) { /* a variable K offset, checked by the call */
+            ExprWriter x = writer(w);
+            sb_puts(&kx, "(long long)");
+            cuda_expr(&x, &kx, s->assign.kexpr);
+        }
+        address(w, &addr, t, off, kx.data, s->assign.ndi, s->assign.data_index);
+        sb_free(&kx);
         if (t->dtype == DT_BOOL) gen_line(&w->g, GEN_STORE, "%s = (unsigned char)%s;", addr.data, v);
         else gen_line(&w->g, GEN_STORE, "%s = %s;", addr.data, v);
         sb_free(&addr);
@@ -374,8 +392,10 @@ static void cond_and(StrBuf *c, const char *fmt, const char *x, const char *y) {
     sb_printf(c, fmt, x, y);
 }
 
-static void bound_text(char *buf, size_t n, AxisBound b, const char *size) {
-    if (b.level == 0) snprintf(buf, n, "%d", b.offset);
+static void bound_text(W *w, char *buf, size_t n, AxisBound b, const char *size) {
+    if (b.sym) /* a run-time bound: the scalar (checked by the call) plus the offset */
+        snprintf(buf, n, "((long long)%s + %d)", scalar_name(w, b.sym), b.offset);
+    else if (b.level == 0) snprintf(buf, n, "%d", b.offset);
     else if (b.offset == 0) snprintf(buf, n, "%s", size);
     else snprintf(buf, n, "%s %c %d", size, b.offset < 0 ? '-' : '+', b.offset < 0 ? -b.offset : b.offset);
 }
@@ -409,11 +429,11 @@ static void stmt_range(W *w, const PStmt *p, const int ulo[2], const int uhi[2],
     const char *pos[2] = {w->i, w->j}, *size[2] = {ni(w), nj(w)};
     for (int a = 0; a < 2; a++) {
         if (box->has[2 * a]) {
-            bound_text(buf2, sizeof buf2, box->b[2 * a], size[a]);
+            bound_text(w, buf2, sizeof buf2, box->b[2 * a], size[a]);
             cond_and(c, "%s >= %s", pos[a], buf2);
         }
         if (box->has[2 * a + 1]) {
-            bound_text(buf2, sizeof buf2, box->b[2 * a + 1], size[a]);
+            bound_text(w, buf2, sizeof buf2, box->b[2 * a + 1], size[a]);
             cond_and(c, "%s < %s", pos[a], buf2);
         }
     }
@@ -472,8 +492,8 @@ static void write_interval(W *w, const KPlan *P, int first, int n, bool sync) {
     const Computation *c = &w->st->comps[p0->comp];
     const Interval *in = &c->intervals[p0->interval];
     char ks[96], ke_[96];
-    bound_text(ks, sizeof ks, in->start, nk(w));
-    bound_text(ke_, sizeof ke_, in->end, nk(w));
+    bound_text(w, ks, sizeof ks, in->start, nk(w));
+    bound_text(w, ke_, sizeof ke_, in->end, nk(w));
     const char *b = kb(w), *e = ke(w);
     const char *lo = gen_declare(&w->g, HOIST, "const long long", "klev_lo", "%s > %s ? %s : %s", ks, b, ks, b);
     const char *hi = gen_declare(&w->g, HOIST, "const long long", "klev_hi", "%s < %s ? %s : %s", ke_, e, ke_, e);

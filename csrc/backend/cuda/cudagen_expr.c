@@ -9,6 +9,8 @@
 const char *cuda_ctype(DType t) {
     switch (t) {
     case DT_BOOL: return "bool";
+    case DT_INT8: return "signed char";
+    case DT_INT16: return "short";
     case DT_INT32: return "int";
     case DT_INT64: return "long long";
     case DT_FLOAT32: return "float";
@@ -21,6 +23,8 @@ const char *cuda_mtype(DType t) { return t == DT_BOOL ? "unsigned char" : cuda_c
 
 static const char *sfx(DType t) {
     switch (t) {
+    case DT_INT8: return "i8";
+    case DT_INT16: return "i16";
     case DT_INT32: return "i32";
     case DT_INT64: return "i64";
     case DT_FLOAT32: return "f32";
@@ -33,6 +37,8 @@ static void emit(ExprWriter *x, StrBuf *sb, const Expr *e);
 static void constant(StrBuf *sb, const Expr *e) {
     switch (e->type) {
     case DT_BOOL: sb_puts(sb, e->cnst.i ? "true" : "false"); return;
+    case DT_INT8:
+    case DT_INT16: sb_printf(sb, "((%s)(%d))", cuda_ctype(e->type), (int)e->cnst.i); return;
     case DT_INT32:
         if (e->cnst.i == INT32_MIN) sb_puts(sb, "(-2147483647 - 1)");
         else sb_printf(sb, e->cnst.i < 0 ? "(%d)" : "%d", (int)e->cnst.i);
@@ -93,13 +99,17 @@ static void call2(ExprWriter *x, StrBuf *sb, const char *fn, const Expr *a, cons
     sb_puts(sb, ")");
 }
 
-/* (a OP b), C's own operator for it. */
+/* (a OP b), C's own operator for it. C computes int8/int16 arithmetic in int: the result is
+ * cast back, so it wraps at the dtype's width as NumPy's does (and as the cpu backend's). */
 static void infix(ExprWriter *x, StrBuf *sb, const Expr *e, const char *op) {
+    bool narrow = dtype_is_small_int(e->type);
+    if (narrow) sb_printf(sb, "((%s)", cuda_ctype(e->type));
     sb_puts(sb, "(");
     emit(x, sb, e->op.a);
     sb_printf(sb, " %s ", op);
     emit(x, sb, e->op.b);
     sb_puts(sb, ")");
+    if (narrow) sb_puts(sb, ")");
 }
 
 static void binary(ExprWriter *x, StrBuf *sb, const Expr *e) {
@@ -202,6 +212,9 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
         emit(x, sb, a);
         sb_puts(sb, ")");
         return;
+    case FN_DATA_INDEX: /* checked by the call before the kernel runs */
+        emit(x, sb, a);
+        return;
     case FN_ISINF: snprintf(fn, sizeof fn, "gt_isinf_%s", sfx(t)); break;
     case FN_ISFINITE: snprintf(fn, sizeof fn, "gt_isfinite_%s", sfx(t)); break;
     case FN_POW:
@@ -225,9 +238,11 @@ static void emit(ExprWriter *x, StrBuf *sb, const Expr *e) {
             emit(x, sb, e->op.a);
             return;
         }
+        if (dtype_is_small_int(e->type)) sb_printf(sb, "((%s)", cuda_ctype(e->type));
         sb_puts(sb, e->op.op == OP_NOT ? "(!" : "(-");
         emit(x, sb, e->op.a);
         sb_puts(sb, ")");
+        if (dtype_is_small_int(e->type)) sb_puts(sb, ")");
         return;
     case E_BINARY: binary(x, sb, e); return;
     case E_CMP:

@@ -22,9 +22,21 @@ static const char HEAD[] =
     "GT_DEV long long gt_cast_i64(double x) {\n"
     "    return x != x ? 0 : x >= 9223372036854775808.0 ? 9223372036854775807LL\n"
     "         : x <= -9223372036854775808.0 ? (-9223372036854775807LL - 1) : (long long)x;\n"
+    "}\n"
+    /* int8/int16: through int32, keeping the low bits (NumPy's astype) */
+    "GT_DEV signed char gt_cast_i8(double x) { return (signed char)gt_cast_i32(x); }\n"
+    "GT_DEV short gt_cast_i16(double x) { return (short)gt_cast_i32(x); }\n"
+    /* a K level computed from values the stencil writes: outside [0, nk) the first line is
+     * noted in the word after the scalars (the call undoes itself) and level k is read */
+    "GT_DEV long long gt_klevel(long long lv, long long nk, long long k, const char *flag, int line) {\n"
+    "    if (lv >= 0 && lv < nk) return lv;\n"
+    "    atomicCAS((unsigned long long *)flag, 0ULL, (unsigned long long)line);\n"
+    "    return k;\n"
     "}\n";
 
-/* Integer helpers for T in (int, i32, unsigned) and (long long, i64, unsigned long long). */
+/* Integer helpers for T in (signed char, i8, unsigned char), (short, i16, unsigned short),
+ * (int, i32, unsigned) and (long long, i64, unsigned long long); the narrow ones compute in
+ * int and cast back, which wraps as NumPy's int8/int16 arithmetic. */
 static void int_helpers(StrBuf *sb, const char *T, const char *sfx, const char *U) {
     sb_printf(sb,
               "GT_DEV %1$s gt_floordiv_%2$s(%1$s a, %1$s d) {\n"
@@ -86,6 +98,8 @@ static void float_helpers(StrBuf *sb, const char *T, const char *sfx, const char
 void cuda_write_preamble(StrBuf *sb, const char *stencil_name) {
     sb_printf(sb, "/* CUDA kernels of the gtscript stencil '%s' (generated). */\n", stencil_name);
     sb_puts(sb, HEAD);
+    int_helpers(sb, "signed char", "i8", "unsigned char");
+    int_helpers(sb, "short", "i16", "unsigned short");
     int_helpers(sb, "int", "i32", "unsigned int");
     int_helpers(sb, "long long", "i64", "unsigned long long");
     float_helpers(sb, "double", "f64", "", "__double_as_longlong");
