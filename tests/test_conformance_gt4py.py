@@ -1,0 +1,150 @@
+"""Differential test against GT4Py itself: every definition of the corpus (tests/gt4py_corpus/),
+written once in GT4Py's spelling, is built by GT4Py (the oracle: its numpy backend, or its
+debug backend where the numpy one lacks a feature or miscounts) and by gtscript with only the
+module's import lines changed, on the cpu and numpy backends and on the cuda backend's exact
+source run in host emulation; every array of identical random arguments must agree afterwards.
+
+What GT4Py refuses, gtscript refuses ("reject"); what the parallel model refuses on purpose
+says so ("deliberate"); what gtscript accepts beyond GT4Py 1.1 is checked against hand-written
+NumPy ("beyond"). See tests/gt4py_corpus/case.py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import difflib
+import functools
+import shutil
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+
+gt4py_config = pytest.importorskip("gt4py.cartesian.config",
+                                   reason="the differential test needs GT4Py (pyproject's test extra)")
+
+from cuda_emulation.runner import compiler, emulate  # noqa: E402
+from gt4py_corpus import runner  # noqa: E402
+
+# GT4Py writes the code it generates under its cache root, read from GT_CACHE_ROOT when GT4Py is
+# first imported (the current directory by default): point it at a temporary directory instead,
+# whoever imported GT4Py first, so nothing is written into the tree.
+_GT4PY_CACHE = tempfile.mkdtemp(prefix="gt4py-cache-")
+gt4py_config.cache_settings["root_path"] = _GT4PY_CACHE
+atexit.register(shutil.rmtree, _GT4PY_CACHE, ignore_errors=True)
+
+BACKENDS = ("cpu", "numpy", "cuda")
+ENTRIES = runner.entries()
+IDS = [f"{stem}.{case.name}" for stem, case in ENTRIES]
+
+
+@functools.cache
+def _oracle(index: int):
+    """GT4Py's verdict on entry ``index``, built once per module run: ("ok", arguments,
+    results) or ("rejected", exception)."""
+    stem, case = ENTRIES[index]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GT4Py's experimental-feature and numpy warnings
+        stencil = runner.gt4py_build(stem, case)
+        if isinstance(stencil, Exception):
+            return ("rejected", stencil)
+        args = runner.arguments(stem, case)
+        return ("ok", args, runner.run(stencil, case, args))
+
+
+def _gtscript(stem, case, backend):
+    stencil = runner.gtscript_build(stem, case, backend)
+    return emulate(stencil) if backend == "cuda" else stencil
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("index", range(len(ENTRIES)), ids=IDS)
+def test_gtscript_agrees_with_gt4py(index, backend):
+    stem, case = ENTRIES[index]
+    if backend == "cuda" and compiler() is None:
+        pytest.skip("no host C compiler for the cuda emulation")
+    verdict = _oracle(index)
+    what = f"{stem}.{case.name} on gtscript's {backend} backend"
+
+    if case.expect == "match" or (case.expect == "deliberate" and case.alias):
+        assert verdict[0] == "ok", f"the corpus expects GT4Py to build and run {case.name}: {_describe(verdict[1])}"
+    if case.expect in ("reject", "beyond"):
+        assert verdict[0] == "rejected", f"the corpus expects GT4Py 1.1 to refuse {case.name}, but it builds"
+
+    if case.expect == "match":
+        _, args, expected = verdict
+        got = runner.run(_gtscript(stem, case, backend), case, args)
+        runner.assert_same(got, expected, f"{what} vs GT4Py")
+
+    elif case.expect == "beyond":
+        args = runner.arguments(stem, case)
+        got = runner.run(_gtscript(stem, case, backend), case, args)
+        runner.assert_same(got, case.reference(args), f"{what} vs NumPy")
+
+    elif case.expect == "reject":
+        with pytest.raises(Exception):  # noqa: B017,PT011 - any error, as GT4Py's is any error
+            stencil = _gtscript(stem, case, backend)
+            runner.run(stencil, case, runner.arguments(stem, case))
+
+    else:  # deliberate: refused by the parallel model, at build or (aliasing) at call
+        if case.alias:
+            stencil = _gtscript(stem, case, backend)
+            args = verdict[1]
+            with pytest.raises(ValueError) as info:
+                runner.run(stencil, case, args)
+        else:
+            with pytest.raises(Exception) as info:  # noqa: PT011 - checked below
+                _gtscript(stem, case, backend)
+            if verdict[0] == "rejected" and isinstance(verdict[1], ValueError):
+                assert isinstance(info.value, ValueError), (
+                    f"GT4Py raises a ValueError for {case.name} (code written for it catches that); "
+                    f"gtscript raised {_describe(info.value)}")
+        message = str(info.value)
+        for word in case.words:
+            assert word in message, f"{what}: {word!r} not in the error: {message}"
+
+
+def test_the_corpus_is_large_and_varied():
+    kinds = {kind: sum(c.expect == kind for _, c in ENTRIES) for kind in ("match", "reject", "deliberate", "beyond")}
+    assert len(ENTRIES) >= 150 and kinds["match"] >= 150, kinds
+    assert all(kinds.values()), kinds
+    names = [f"{stem}.{c.name}" for stem, c in ENTRIES]
+    assert len(set(names)) == len(names), "two entries have one name"
+
+
+@pytest.mark.parametrize("stem", runner.MODULES)
+def test_only_import_lines_change(stem):
+    """gtscript's copy of a corpus module differs from GT4Py's in module-level import lines only."""
+    original = (runner.HERE / f"{stem}.py").read_text()
+    rewritten = runner.gtscript_spelling(original)
+    changed = [line for line in difflib.ndiff(original.splitlines(), rewritten.splitlines())
+               if line.startswith(("- ", "+ "))]
+    assert changed, "the module imports nothing from GT4Py"
+    for line in changed:
+        assert line[2:].startswith(("from gt4py.cartesian", "import gt4py.cartesian", "from gtscript", "import gtscript")), line
+
+
+def test_the_rewrite_keeps_imports_inside_definitions():
+    source = ("from gt4py.cartesian import gtscript\n"
+              "import gt4py.cartesian.gtscript as gs\n"
+              "from gt4py.cartesian.gtscript import PARALLEL, Field\n"
+              "def f(a: Field[float]):\n"
+              "    from gt4py.cartesian.__externals__ import X\n")
+    assert runner.gtscript_spelling(source).splitlines() == [
+        "import gtscript", "import gtscript as gs", "from gtscript import PARALLEL, Field",
+        "def f(a: Field[float]):", "    from gt4py.cartesian.__externals__ import X"]
+    with pytest.raises(AssertionError):
+        runner.gtscript_spelling("import gt4py.storage\n")
+
+
+def test_arguments_are_identical_for_every_run():
+    stem, case = ENTRIES[0]
+    first, second = runner.arguments(stem, case), runner.arguments(stem, case)
+    assert first.keys() == second.keys()
+    for name, value in first.items():
+        np.testing.assert_array_equal(value, second[name])
