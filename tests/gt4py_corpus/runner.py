@@ -10,9 +10,11 @@ frontends read a real source file.
 from __future__ import annotations
 
 import ast
+import atexit
 import copy
 import importlib.util
 import re
+import shutil
 import sys
 import tempfile
 import types
@@ -31,7 +33,9 @@ _IMPORT_REWRITES = [
     (re.compile(r"^import gt4py\.cartesian\.gtscript as\b"), "import gtscript as"),
     # from gt4py.cartesian.gtscript import names
     (re.compile(r"^from gt4py\.cartesian\.gtscript import\b"), "from gtscript import"),
-    # import gt4py.cartesian.gtscript (used as gt4py.cartesian.gtscript.X) is not used by the corpus
+    # import gt4py.storage as x / from gt4py import storage [as x]
+    (re.compile(r"^import gt4py\.storage as\b"), "import gtscript.storage as"),
+    (re.compile(r"^from gt4py import storage\b"), "from gtscript import storage"),
 ]
 
 
@@ -81,25 +85,31 @@ def _import_file(modname: str, path: Path):
     return module
 
 
-def load(stem: str, flavour: str):
-    """The corpus module ``stem`` as GT4Py ("gt4py") or gtscript ("gtscript") imports it; an
+def load_path(path: Path, flavour: str):
+    """The module at ``path`` as GT4Py ("gt4py") or gtscript ("gtscript") imports it; an
     exception raised by the import is returned instead of the module."""
-    key = (stem, flavour)
+    key = (str(path), flavour)
     if key not in _loaded:
         global _tmpdir
-        path = HERE / f"{stem}.py"
+        stem = path.stem
         try:
             if flavour == "gt4py":
                 _loaded[key] = _import_file(f"gt4py_corpus_{stem}", path)
             else:
                 if _tmpdir is None:
                     _tmpdir = Path(tempfile.mkdtemp(prefix="gtscript-corpus-"))
+                    atexit.register(shutil.rmtree, _tmpdir, ignore_errors=True)
                 target = _tmpdir / f"{stem}.py"
                 target.write_text(gtscript_spelling(path.read_text()))
                 _loaded[key] = _import_file(f"gtscript_corpus_{stem}", target)
         except Exception as e:  # noqa: BLE001 - reported for every entry of the module
             _loaded[key] = e
     return _loaded[key]
+
+
+def load(stem: str, flavour: str):
+    """The corpus module ``stem`` in one flavour (see ``load_path``)."""
+    return load_path(HERE / f"{stem}.py", flavour)
 
 
 def entries():
