@@ -12,8 +12,10 @@ NumPy ("beyond"). See tests/gt4py_corpus/case.py.
 from __future__ import annotations
 
 import atexit
+import copy
 import difflib
 import functools
+import pickle
 import shutil
 import tempfile
 import warnings
@@ -26,6 +28,7 @@ gt4py_config = pytest.importorskip("gt4py.cartesian.config",
 
 from cuda_emulation.runner import compiler, emulate  # noqa: E402
 from gt4py_corpus import runner  # noqa: E402
+from gt4py_corpus.case import EXPECTS  # noqa: E402
 
 # GT4Py writes the code it generates under its cache root, read from GT_CACHE_ROOT when GT4Py is
 # first imported (the current directory by default): point it at a temporary directory instead,
@@ -40,17 +43,31 @@ IDS = [f"{stem}.{case.name}" for stem, case in ENTRIES]
 
 
 @functools.cache
-def _oracle(index: int):
-    """GT4Py's verdict on entry ``index``, built once per module run: ("ok", arguments,
-    results) or ("rejected", exception)."""
+def _gt4py_stencil(index: int):
+    """GT4Py's stencil for entry ``index`` (or the exception its build raised), built once per
+    module run."""
     stem, case = ENTRIES[index]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # GT4Py's experimental-feature and numpy warnings
-        stencil = runner.gt4py_build(stem, case)
+        warnings.simplefilter("ignore")  # GT4Py's experimental-feature warnings
+        return runner.gt4py_build(stem, case)
+
+
+@functools.cache
+def _oracle(index: int):
+    """GT4Py's verdict on entry ``index``: ("ok", arguments, results), ("rejected", exception)
+    or ("call refused", exception)."""
+    stem, case = ENTRIES[index]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GT4Py's numpy warnings
+        stencil = _gt4py_stencil(index)
         if isinstance(stencil, Exception):
             return ("rejected", stencil)
         args = runner.arguments(stem, case)
-        return ("ok", args, runner.run(stencil, case, args))
+        try:
+            results = runner.run(stencil, case, args)
+        except Exception as e:  # noqa: BLE001 - GT4Py's refusal of the call, whatever its type
+            return ("call refused", e)
+        return ("ok", args, results)
 
 
 def _gtscript(stem, case, backend):
@@ -71,8 +88,10 @@ def test_gtscript_agrees_with_gt4py(index, backend):
     verdict = _oracle(index)
     what = f"{stem}.{case.name} on gtscript's {backend} backend"
 
-    if case.expect == "match" or (case.expect == "deliberate" and case.alias):
+    if case.expect in ("match", "stricter") or (case.expect == "deliberate" and case.alias):
         assert verdict[0] == "ok", f"the corpus expects GT4Py to build and run {case.name}: {_describe(verdict[1])}"
+    if case.expect == "call_reject":
+        assert verdict[0] == "call refused", f"the corpus expects GT4Py to refuse the call of {case.name}"
     if case.expect in ("reject", "beyond"):
         assert verdict[0] == "rejected", f"the corpus expects GT4Py 1.1 to refuse {case.name}, but it builds"
 
@@ -85,6 +104,16 @@ def test_gtscript_agrees_with_gt4py(index, backend):
         args = runner.arguments(stem, case)
         got = runner.run(_gtscript(stem, case, backend), case, args)
         runner.assert_same(got, case.reference(args), f"{what} vs NumPy")
+
+    elif case.expect in ("call_reject", "stricter"):
+        stencil = _gtscript(stem, case, backend)
+        args = runner.arguments(stem, case)
+        mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+        with pytest.raises(ValueError if case.expect == "stricter" else Exception):  # noqa: PT011
+            stencil(**mine, **runner.call_kwargs(case))
+        runner.assert_same({k: v for k, v in mine.items() if isinstance(v, np.ndarray)},
+                           {k: v for k, v in args.items() if isinstance(v, np.ndarray)},
+                           f"{what}: a refused call wrote")
 
     elif case.expect == "reject":
         with pytest.raises(Exception):  # noqa: B017,PT011 - any error, as GT4Py's is any error
@@ -110,7 +139,7 @@ def test_gtscript_agrees_with_gt4py(index, backend):
 
 
 def test_the_corpus_is_large_and_varied():
-    kinds = {kind: sum(c.expect == kind for _, c in ENTRIES) for kind in ("match", "reject", "deliberate", "beyond")}
+    kinds = {kind: sum(c.expect == kind for _, c in ENTRIES) for kind in EXPECTS}
     assert len(ENTRIES) >= 150 and kinds["match"] >= 150, kinds
     assert all(kinds.values()), kinds
     names = [f"{stem}.{c.name}" for stem, c in ENTRIES]
@@ -148,3 +177,70 @@ def test_arguments_are_identical_for_every_run():
     assert first.keys() == second.keys()
     for name, value in first.items():
         np.testing.assert_array_equal(value, second[name])
+
+
+# ------------------------------------------------------- what a GT4Py user reads off a stencil
+
+MATCHED = [i for i, (_, c) in enumerate(ENTRIES) if c.expect == "match" and not c.alias]
+
+
+def _access_name(access) -> str:
+    return str(getattr(access, "name", access)).upper()
+
+
+@pytest.mark.parametrize("index", MATCHED, ids=[IDS[i] for i in MATCHED])
+def test_stencil_attributes_and_exec_info_match_gt4py(index):
+    """``field_info`` (access, boundary, axes, data dimensions, dtype), ``parameter_info`` and
+    the ``exec_info`` a call fills are GT4Py's, for the cpu backend."""
+    stem, case = ENTRIES[index]
+    if _oracle(index)[0] != "ok":
+        pytest.fail(f"GT4Py does not run {case.name}: {_describe(_oracle(index)[1])}")
+    theirs, ours = _gt4py_stencil(index), _gtscript(stem, case, "cpu")
+    assert set(ours.field_info) == set(theirs.field_info)
+    for name, info in theirs.field_info.items():
+        mine = ours.field_info[name]
+        if info is None:  # a field the stencil does not use
+            assert mine is None or _access_name(mine.access) == "NONE", name
+            continue
+        assert tuple(mine.axes) == tuple(info.axes), name
+        assert tuple(mine.data_dims) == tuple(info.data_dims), name
+        assert np.dtype(mine.dtype) == info.dtype, name
+        assert tuple(map(tuple, mine.boundary)) == tuple(map(tuple, info.boundary)), name
+        assert _access_name(mine.access) == info.access.name, name
+    assert set(ours.parameter_info) == set(theirs.parameter_info)
+    for name, info in theirs.parameter_info.items():
+        if info is not None:
+            assert np.dtype(ours.parameter_info[name].dtype) == info.dtype, name
+
+    args = runner.arguments(stem, case)
+    mine, yours = {}, {}
+    ours(**copy.deepcopy(args), **runner.call_kwargs(case), exec_info=mine)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs(**copy.deepcopy(args), **runner.call_kwargs(case), exec_info=yours)
+    for key in ("call_run_start_time", "call_run_end_time", "domain", "origin"):
+        assert key in mine, f"exec_info lacks {key!r}"
+    assert mine["call_run_start_time"] <= mine["call_run_end_time"]
+    assert tuple(mine["domain"]) == tuple(yours["domain"])
+    origin = mine["origin"]
+    expected = yours["origin"]
+    if isinstance(origin, dict):
+        for name, value in origin.items():
+            assert tuple(value)[:3] == tuple(expected[name])[:3], name
+    else:
+        assert tuple(origin) == tuple(expected["_all_"])
+
+
+PICKLED = MATCHED[::8]
+
+
+@pytest.mark.parametrize("index", PICKLED, ids=[IDS[i] for i in PICKLED])
+def test_stencils_pickle_and_deep_copy(index):
+    """A stencil survives pickling and deep-copying (as multiprocessing and dask need) and
+    computes GT4Py's results afterwards."""
+    stem, case = ENTRIES[index]
+    verdict = _oracle(index)
+    assert verdict[0] == "ok"
+    stencil = _gtscript(stem, case, "cpu")
+    for clone in (pickle.loads(pickle.dumps(stencil)), copy.deepcopy(stencil)):
+        runner.assert_same(runner.run(clone, case, verdict[1]), verdict[2], f"{case.name} after a copy")

@@ -137,4 +137,4 @@ def i_value_rejected(a: Field[np.float64], out: Field[np.float64]):
             out = a
 
 
-CASES.append(Case(i_value_rejected, expect="reject"))
+CASES.append(Case(i_value_rejected, expect="reject", needs="I and J are not values (only K is)"))

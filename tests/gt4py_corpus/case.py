@@ -15,6 +15,9 @@ from typing import Any, Callable
 SHAPE = (10, 9, 7)
 ORIGIN = (2, 2, 0)
 
+#: ``origin=DEFAULT`` calls without ``origin`` and ``domain``: both come from the arrays.
+DEFAULT = ()
+
 #: What an entry expects:
 #:   "match"       GT4Py builds it; gtscript builds it on every backend and gives GT4Py's results
 #:   "reject"      GT4Py refuses to build it, and so does gtscript (any exception from both)
@@ -25,7 +28,11 @@ ORIGIN = (2, 2, 0)
 #:   "beyond"      GT4Py 1.1 refuses it, gtscript accepts it (as later GT4Py versions do, or as
 #:                 a documented extension): gtscript's results are compared with
 #:                 ``reference(args)``, hand-written NumPy
-EXPECTS = ("match", "reject", "deliberate", "beyond")
+#:   "call_reject" both build it, and both refuse the entry's call (any exception); gtscript
+#:                 leaves every array as it was
+#:   "stricter"    both build it; GT4Py runs the call without a word though it computes less than
+#:                 asked, gtscript refuses it with a ValueError and leaves every array as it was
+EXPECTS = ("match", "reject", "deliberate", "beyond", "call_reject", "stricter")
 
 
 @dataclass
@@ -52,7 +59,7 @@ class Case:
         assert self.expect != "deliberate" or self.words, "a deliberate difference names its words"
         assert (self.expect == "beyond") == (self.reference is not None), "only 'beyond' has a reference"
         self.name = self.definition.__name__
-        if self.domain is None and isinstance(self.origin, tuple):
+        if self.domain is None and isinstance(self.origin, tuple) and self.origin != DEFAULT:
             self.domain = (self.shape[0] - 2 * self.origin[0], self.shape[1] - 2 * self.origin[1],
                            self.shape[2] - self.origin[2])
 

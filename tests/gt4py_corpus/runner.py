@@ -169,9 +169,10 @@ def arguments(stem: str, case) -> dict:
             args[name] = np.asarray(value)
         elif name in case.scalars:
             args[name] = case.scalars[name]
-        else:
-            args[name] = {float: 0.75, int: 2, bool: True}.get(ann, np.dtype(ann).type(1) if ann in
-                                                               (np.float32, np.float64, np.int32, np.int64) else 0.75)
+        elif ann in (float, int, bool):
+            args[name] = {float: 0.75, int: 2, bool: True}[ann]
+        else:  # a NumPy scalar type
+            args[name] = np.dtype(ann).type(1)
     for name, other in case.alias.items():
         args[name] = args[other]
     return args
@@ -179,7 +180,7 @@ def arguments(stem: str, case) -> dict:
 
 def call_kwargs(case) -> dict:
     kw = {}
-    if case.origin is not None:
+    if case.origin not in (None, ()):
         kw["origin"] = case.origin
     if case.domain is not None:
         kw["domain"] = case.domain
