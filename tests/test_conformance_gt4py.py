@@ -11,31 +11,23 @@ NumPy ("beyond"). See tests/gt4py_corpus/case.py.
 
 from __future__ import annotations
 
-import atexit
 import copy
 import difflib
 import functools
 import pickle
-import shutil
-import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
-gt4py_config = pytest.importorskip("gt4py.cartesian.config",
+pytest.importorskip("gt4py.cartesian.config",
                                    reason="the differential test needs GT4Py (pyproject's test extra)")
 
-from cuda_emulation.runner import compiler, emulate  # noqa: E402
-from gt4py_corpus import runner  # noqa: E402
-from gt4py_corpus.case import EXPECTS  # noqa: E402
+from cuda_emulation.runner import compiler, emulate
+from gt4py_corpus import runner
+from gt4py_corpus.case import EXPECTS
 
-# GT4Py writes the code it generates under its cache root, read from GT_CACHE_ROOT when GT4Py is
-# first imported (the current directory by default): point it at a temporary directory instead,
-# whoever imported GT4Py first, so nothing is written into the tree.
-_GT4PY_CACHE = tempfile.mkdtemp(prefix="gt4py-cache-")
-gt4py_config.cache_settings["root_path"] = _GT4PY_CACHE
-atexit.register(shutil.rmtree, _GT4PY_CACHE, ignore_errors=True)
+runner.private_gt4py_cache()  # GT4Py's generated code goes to a temporary directory
 
 BACKENDS = ("cpu", "numpy", "cuda")
 ENTRIES = runner.entries()
@@ -109,14 +101,14 @@ def test_gtscript_agrees_with_gt4py(index, backend):
         stencil = _gtscript(stem, case, backend)
         args = runner.arguments(stem, case)
         mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-        with pytest.raises(ValueError if case.expect == "stricter" else Exception):  # noqa: PT011
+        with pytest.raises(ValueError if case.expect == "stricter" else Exception):
             stencil(**mine, **runner.call_kwargs(case))
         runner.assert_same({k: v for k, v in mine.items() if isinstance(v, np.ndarray)},
                            {k: v for k, v in args.items() if isinstance(v, np.ndarray)},
                            f"{what}: a refused call wrote")
 
     elif case.expect == "reject":
-        with pytest.raises(Exception):  # noqa: B017,PT011 - any error, as GT4Py's is any error
+        with pytest.raises(Exception):  # noqa: B017 - any error, as GT4Py's is any error
             stencil = _gtscript(stem, case, backend)
             runner.run(stencil, case, runner.arguments(stem, case))
 
@@ -127,7 +119,7 @@ def test_gtscript_agrees_with_gt4py(index, backend):
             with pytest.raises(ValueError) as info:
                 runner.run(stencil, case, args)
         else:
-            with pytest.raises(Exception) as info:  # noqa: PT011 - checked below
+            with pytest.raises(Exception) as info:  # checked below
                 _gtscript(stem, case, backend)
             if verdict[0] == "rejected" and isinstance(verdict[1], ValueError):
                 assert isinstance(info.value, ValueError), (

@@ -7,23 +7,18 @@ GT4Py and is refused by gtscript with a clear error."""
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-gt4py_config = pytest.importorskip("gt4py.cartesian.config",
+pytest.importorskip("gt4py.cartesian.config",
                                    reason="these tests compare with GT4Py (pyproject's test extra)")
 
-from gt4py_corpus import runner  # noqa: E402
+from gt4py_corpus import runner
 
-_GT4PY_CACHE = tempfile.mkdtemp(prefix="gt4py-cache-")  # GT4Py writes its code here, not in the tree
-gt4py_config.cache_settings["root_path"] = _GT4PY_CACHE
-atexit.register(shutil.rmtree, _GT4PY_CACHE, ignore_errors=True)
+runner.private_gt4py_cache()  # GT4Py's generated code goes to a temporary directory
 
 PROGRAMS = Path(runner.HERE, "tutorials")
 NAMES = ("quickstart", "language_reference", "horizontal_diffusion", "burgers", "isentropic_diagnostics")

@@ -8,8 +8,9 @@ its definition by the function's name, so it finds the definition in either copy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 #: The default grid: two halo points on each horizontal side, the whole column in K.
 SHAPE = (10, 9, 7)

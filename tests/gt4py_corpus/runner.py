@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import atexit
 import copy
-import importlib.util
 import re
 import shutil
 import sys
@@ -72,7 +71,7 @@ def _import_file(modname: str, path: Path):
     for stmt in tree.body:
         code = compile(ast.Module(body=[stmt], type_ignores=[]), str(path), "exec", dont_inherit=True)
         try:
-            exec(code, module.__dict__)
+            exec(code, module.__dict__)  # noqa: S102 - importing the module, statement by statement
         except Exception as e:  # noqa: BLE001 - kept for the entries that need this statement
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 names = [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
@@ -197,9 +196,28 @@ def run(stencil, case, args) -> dict:
 
 # ----------------------------------------------------------------------------------- GT4Py
 
+_gt4py_cache = None
+
+
+def private_gt4py_cache() -> str:
+    """Points GT4Py's cache (where it writes the code it generates; by default under the
+    current directory, read from GT_CACHE_ROOT when GT4Py is first imported) at a temporary
+    directory removed at exit, whoever imported GT4Py first: nothing is written into the tree."""
+    global _gt4py_cache
+    if _gt4py_cache is None:
+        from gt4py.cartesian import config
+
+        _gt4py_cache = tempfile.mkdtemp(prefix="gt4py-cache-")
+        atexit.register(shutil.rmtree, _gt4py_cache, ignore_errors=True)
+        config.cache_settings["root_path"] = _gt4py_cache
+    return _gt4py_cache
+
+
 def gt4py_build(stem: str, case):
     """GT4Py's numpy-backend stencil for the entry, or the exception its build raised."""
-    import gt4py.cartesian.gtscript as gt4py_gtscript  # its cache root is the caller's choice
+    import gt4py.cartesian.gtscript as gt4py_gtscript
+
+    private_gt4py_cache()
 
     module, defn = definition(stem, case, "gt4py")
     try:
