@@ -236,3 +236,28 @@ def test_stencils_pickle_and_deep_copy(index):
     stencil = _gtscript(stem, case, "cpu")
     for clone in (pickle.loads(pickle.dumps(stencil)), copy.deepcopy(stencil)):
         runner.assert_same(runner.run(clone, case, verdict[1]), verdict[2], f"{case.name} after a copy")
+
+
+@pytest.mark.parametrize("name, nearest", [("gt:cpu_ifirst", "cpu"), ("gt:cpu_kfirst", "cpu"), ("dace:cpu", "cpu"),
+                                           ("debug", "numpy"), ("gt:gpu", "cuda"), ("dace:gpu", "cuda")])
+def test_gt4py_backend_names(name, nearest):
+    """GT4Py's backend names build on the nearest gtscript backend, in ``stencil`` and in
+    ``gtscript.storage``; the CPU ones compute GT4Py's results."""
+    import gtscript
+    import gtscript.storage
+
+    index = next(i for i, (_, c) in enumerate(ENTRIES) if c.name == "copy_f64")
+    stem, case = ENTRIES[index]
+    _, defn = runner.definition(stem, case, "gtscript")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the one-time note about the name
+        stencil = gtscript.stencil(name, defn)
+    if nearest == "cuda":
+        assert "__global__" in stencil.source()
+        return
+    verdict = _oracle(index)
+    runner.assert_same(runner.run(stencil, case, verdict[1]), verdict[2], f"copy_f64 built as {name!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        field = gtscript.storage.zeros((4, 3, 2), np.float64, backend=name, aligned_index=(0, 0, 0))
+    assert isinstance(field, np.ndarray) and field.shape == (4, 3, 2) and not field.any()

@@ -114,3 +114,20 @@ def negative_origin(a: Field[np.float64], out: Field[np.float64]):
 
 
 CASES.append(Case(negative_origin, expect="call_reject", origin=(0, 0, 0), domain=(6, 5, 7)))
+
+
+def build_options(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = a - 1.0
+
+
+CASES.append(Case(build_options, options={"format_source": False, "verbose": True, "cache_settings": {}},
+                  needs="GT4Py's build options (format_source, verbose, cache_settings) accepted and ignored"))
+
+
+def build_info_option(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = a + 1.0
+
+
+CASES.append(Case(build_info_option, options={"build_info": {}}, needs="build_info= filled by the build"))
