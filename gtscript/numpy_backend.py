@@ -91,6 +91,10 @@ class _Field:
             if name in self.axes:
                 lo, hi = box[axis]
                 start = self.origin[axis] + lo + off[axis]
+                if start < 0 or start + hi - lo > self.array.shape[self.axes.index(name)]:
+                    # the call's extent check should have refused this: never wrap around
+                    raise IndexError(f"read of {name} indices {start}..{start + hi - lo - 1} "
+                                     "outside the array")
                 index.append(slice(start, start + hi - lo))
         block = self.array[tuple(index) + tuple(data_index)]
         # Broadcast lower-dimensional fields over the axes they lack.

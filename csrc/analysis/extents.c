@@ -19,8 +19,9 @@ typedef struct {
 
 typedef struct {
     Stencil *st;
-    HExt *need; /* per slot */
-    HExt cur;   /* extent of the statement being visited */
+    HExt *need;        /* per slot */
+    HExt cur;          /* extent of the statement being visited */
+    const Stmt *boxed; /* the statement whose region boxes restrict the reads (NULL: none) */
 } ExtCtx;
 
 static void mee(HExt *a, const HExt *b) {
@@ -30,14 +31,92 @@ static void mee(HExt *a, const HExt *b) {
     }
 }
 
+/* The call must have a domain of at least n points along axis d. */
+static void require_domain(Stencil *st, int d, int n) {
+    if (n > st->region_min_domain[d]) st->region_min_domain[d] = n;
+}
+
+/*
+ * Per-region extents (as GT4Py computes them): a statement inside region boxes runs only on
+ * box ∩ its extent, so an access at offset `off` reaches those points shifted, not the whole
+ * extent shifted. A box bound is anchored at the domain's start (level 0) or end (level 1);
+ * the reach is an extent relative to the domain only if the domain is large enough that the
+ * start-anchored and end-anchored points do not cross. Every such assumption is recorded in
+ * st->region_min_domain and the call rejects a smaller domain, so the extent stays exact.
+ * Returns false when the box and the extent do not overlap (nothing is accessed); otherwise
+ * `out` gets the reach, widened to contain the domain itself (extents satisfy lo <= 0 <= hi).
+ */
+static bool box_reach(Stencil *st, const int *h, const Box *box, const int *off, HExt *out) {
+    HExt r;
+    for (int d = 0; d < 2; d++) {
+        int elo = h[2 * d], ehi = h[2 * d + 1], o = off[d];
+        const AxisBound *bl = box->has[2 * d] ? &box->b[2 * d] : NULL;
+        const AxisBound *bu = box->has[2 * d + 1] ? &box->b[2 * d + 1] : NULL;
+        /* first point: max(extent's start, box's start) */
+        bool lend = bl && bl->level == 1;
+        int loff = elo;
+        if (lend) {
+            loff = bl->offset;
+            require_domain(st, d, elo - loff); /* n + loff >= elo */
+        } else if (bl && bl->offset > loff) {
+            loff = bl->offset;
+        }
+        /* one past the last point: min(extent's end, box's end) */
+        bool uend = !(bu && bu->level == 0);
+        int uoff = uend ? ehi : bu->offset;
+        if (!uend) require_domain(st, d, uoff - ehi); /* uoff <= n + ehi */
+        else if (bu && bu->offset < uoff) uoff = bu->offset;
+        if (lend == uend) {
+            if (uoff <= loff) return false;
+        } else if (lend) {
+            require_domain(st, d, uoff - loff); /* n + loff >= uoff: empty */
+            return false;
+        }
+        if (lend) {
+            require_domain(st, d, -(loff + o)); /* n + loff + o >= 0 */
+            r.lo[d] = 0;
+        } else {
+            r.lo[d] = loff + o < 0 ? loff + o : 0;
+        }
+        if (uend) {
+            r.hi[d] = uoff + o > 0 ? uoff + o : 0;
+        } else {
+            require_domain(st, d, uoff + o); /* uoff - 1 + o <= n - 1 */
+            r.hi[d] = 0;
+        }
+    }
+    *out = r;
+    return true;
+}
+
+/* Calls `fn` with each extent that an access at `off` by a statement of extent `h` reaches:
+ * one per region box the statement is restricted to (boxes not overlapping the extent
+ * reach nothing), or the extent shifted by the offset. Returns how many it reported. */
+static int access_reach(Stencil *st, const Stmt *boxed, const int *h, const int *off,
+                        void (*fn)(void *, const HExt *), void *ctx) {
+    if (boxed == NULL || boxed->nboxes == 0) {
+        HExt r = {{h[0] + off[0], h[2] + off[1]}, {h[1] + off[0], h[3] + off[1]}};
+        fn(ctx, &r);
+        return 1;
+    }
+    int n = 0;
+    for (int b = 0; b < boxed->nboxes; b++) {
+        HExt r;
+        if (box_reach(st, h, &boxed->boxes[b], off, &r)) {
+            fn(ctx, &r);
+            n++;
+        }
+    }
+    return n;
+}
+
+static void mee_into(void *ctx, const HExt *r) { mee(ctx, r); }
+
 static void need_read(void *ctx, Expr *e) {
     ExtCtx *X = ctx;
-    HExt h = X->cur;
-    for (int d = 0; d < 2; d++) {
-        h.lo[d] += e->field.off[d];
-        h.hi[d] += e->field.off[d];
-    }
-    mee(&X->need[e->field.sym->slot], &h);
+    const HExt *c = &X->cur;
+    int h[4] = {c->lo[0], c->hi[0], c->lo[1], c->hi[1]};
+    access_reach(X->st, X->boxed, h, e->field.off, mee_into, &X->need[e->field.sym->slot]);
 }
 
 /* Collect the targets' needs (backward order) into the statement's extent. */
@@ -59,6 +138,7 @@ static void set_extent(Stmt *s, const HExt *h) {
 }
 
 static void reads_need(ExtCtx *X, Stmt *s) {
+    if (s->nboxes) X->boxed = s; /* a while's body runs inside the while's boxes */
     expr_visit_fields(s->guard, need_read, X);
     if (s->kind == S_ASSIGN) {
         expr_visit_fields(s->assign.value, need_read, X);
@@ -85,6 +165,7 @@ static void backward_pass(ExtCtx *X) {
                 }
                 set_extent(s, &h);
                 X->cur = h;
+                X->boxed = NULL;
                 reads_need(X, s);
             }
         }
@@ -96,6 +177,7 @@ static void backward_pass(ExtCtx *X) {
 typedef struct {
     Stencil *st;
     const Stmt *stmt;
+    const Stmt *boxed; /* the statement whose region boxes restrict the accesses, or NULL */
     Policy policy;
     int *klo, *khi; /* per slot, within the current interval; khi < klo: not accessed */
 } AccCtx;
@@ -133,6 +215,24 @@ static void kaccess(AccCtx *A, int slot, int k) {
     }
 }
 
+typedef struct {
+    Symbol *sym;
+    int k;
+} Widen;
+
+static void widen_into(void *ctx, const HExt *r) {
+    Widen *w = ctx;
+    widen(w->sym, r->lo[0], r->hi[0], r->lo[1], r->hi[1], w->k);
+}
+
+/* The access extent of an access at horizontal offset `off` by the current statement, per
+ * region box (access_reach); an access in no box's reach still counts at K offset k. */
+static void widen_access(AccCtx *A, Symbol *s, const int *off, int k) {
+    Widen w = {s, k};
+    if (access_reach(A->st, A->boxed, A->stmt->horizontal_extent, off, widen_into, &w) == 0)
+        widen(s, 0, 0, 0, 0, k);
+}
+
 static void access_read(void *ctx, Expr *e) {
     AccCtx *A = ctx;
     Symbol *s = e->field.sym;
@@ -141,7 +241,8 @@ static void access_read(void *ctx, Expr *e) {
     if (e->field.kexpr) A->st->has_variable_k = true;
     /* A variable K offset's range is only known at run time; the call checks it. */
     int k = e->field.kexpr ? 0 : o[2];
-    widen(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1], k);
+    widen_access(A, s, o, k);
+    /* the aliasing check stays with the whole extent: conservative */
     widen_read(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1]);
     if (A->policy == POLICY_PARALLEL && (o[2] != 0 || e->field.kexpr)) s->kread_parallel = true;
     kaccess(A, s->slot, k);
@@ -149,6 +250,7 @@ static void access_read(void *ctx, Expr *e) {
 
 static void access_stmt(AccCtx *A, Stmt *s) {
     A->stmt = s;
+    if (s->nboxes) A->boxed = s; /* a while's body runs inside the while's boxes */
     expr_visit_fields(s->guard, access_read, A);
     if (s->kind == S_ASSIGN) {
         expr_visit_fields(s->assign.value, access_read, A);
@@ -157,7 +259,8 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         t->written = true;
         if (t->kind == SYM_FIELD && (h[0] || h[1] || h[2] || h[3])) A->st->extended_writes = true;
         if (t->first_write_line == 0) t->first_write_line = s->line;
-        widen(t, h[0], h[1], h[2], h[3], s->assign.koff);
+        static const int zero[2] = {0, 0};
+        widen_access(A, t, zero, s->assign.koff);
         kaccess(A, t->slot, s->assign.koff);
     } else if (s->kind == S_WHILE) {
         expr_visit_fields(s->while_.cond, access_read, A);
@@ -185,7 +288,7 @@ static bool access_pass(Stencil *st) {
         free(khi);
         return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     }
-    AccCtx A = {st, NULL, POLICY_PARALLEL, klo, khi};
+    AccCtx A = {st, NULL, NULL, POLICY_PARALLEL, klo, khi};
     bool ok = true;
     for (int c = 0; c < st->ncomps && ok; c++) {
         Computation *comp = &st->comps[c];
@@ -193,7 +296,10 @@ static bool access_pass(Stencil *st) {
         for (int i = 0; i < comp->nintervals && ok; i++) {
             Interval *in = &comp->intervals[i];
             for (int s = 0; s < n; s++) klo[s] = 1, khi[s] = 0;
-            for (int k = 0; k < in->body.n; k++) access_stmt(&A, in->body.items[k]);
+            for (int k = 0; k < in->body.n; k++) {
+                A.boxed = NULL;
+                access_stmt(&A, in->body.items[k]);
+            }
             for (int s = 0; s < n && ok; s++)
                 if (khi[s] >= klo[s])
                     ok = push_kacc(st, (KAccess){s, in->start, in->end, klo[s], khi[s]});
@@ -233,7 +339,7 @@ static void min_levels(Stencil *st) {
 
 bool extents_compute(Stencil *st) {
     int n = stencil_nslots(st);
-    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), {{0, 0}, {0, 0}}};
+    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), {{0, 0}, {0, 0}}, NULL};
     if (X.need == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     backward_pass(&X);
     free(X.need);

@@ -431,6 +431,17 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
                      (long long)b->domain[2], st->min_k_levels);
         return false;
     }
+    if (b->domain[0] && b->domain[1] && b->domain[2] &&
+        (b->domain[0] < st->region_min_domain[0] || b->domain[1] < st->region_min_domain[1])) {
+        /* per-region extents assume the regions' edges do not cross; below this size they
+         * would, and the extents (hence the bounds check) would no longer be exact */
+        PyErr_Format(PyExc_ValueError,
+                     "the domain is %lld x %lld in I and J, but the stencil's horizontal regions "
+                     "need at least %d x %d points for its extents to hold",
+                     (long long)b->domain[0], (long long)b->domain[1], st->region_min_domain[0],
+                     st->region_min_domain[1]);
+        return false;
+    }
     note_shared_memory(st, b);
     if (!b->validate) return true;
     for (int i = 0; i < st->nparams; i++) {

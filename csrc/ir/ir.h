@@ -252,6 +252,10 @@ typedef struct Stencil {
     /* an argument field is written beyond the compute domain (read later with an offset):
      * tiles would write each other's halo, so the stencil runs as a single tile */
     bool extended_writes;
+    /* per-region extents (extents.c) hold when the domain has at least this many points
+     * along I and J (the regions' start- and end-anchored edges do not cross); the call
+     * rejects a smaller domain. Only ever grows: recomputing extents keeps the contract. */
+    int region_min_domain[2];
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and
