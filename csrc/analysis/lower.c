@@ -28,7 +28,7 @@ static bool single_level(const Interval *in) {
  * level. K fields are read-only: every column would write the same elements. */
 static bool check_lower_dim_write(Lower *L, const Stmt *s) {
     const Symbol *t = s->assign.target;
-    if (t->kind != SYM_FIELD || t->axes == AX_IJK) return true;
+    if (t->axes == AX_IJK) return true; /* fields and temporaries (IJ temporaries) alike */
     if (!(t->axes & AX_I) || !(t->axes & AX_J))
         return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
                           "'%s' is a K field: it can only be read (every column would write the "

@@ -320,11 +320,12 @@ static bool alloc_slabs(Launch *L, Buffers *B, char **ptrs, int64_t *strides, bo
         const Symbol *s = st->temps[t];
         int lo[3], hi[3];
         cuda_temp_halo(s, lo, hi);
-        int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = L->nk + hi[2] - lo[2];
+        bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
+        int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = ij ? 1 : L->nk + hi[2] - lo[2];
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
         sv[0] = swap ? nj : 1;
         sv[1] = swap ? 1 : ni;
-        sv[2] = ni * nj;
+        sv[2] = ij ? 0 : ni * nj;
         sv[3] = ni * nj * nk; /* one block's slab */
         int item = dtype_size(s->dtype);
         if (!rt_alloc(L->rt, (size_t)(sv[3] * nblocks) * (size_t)item, &B->slab[t], L->err, sizeof L->err))

@@ -98,6 +98,11 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
             int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
                               domain[2] - e->lo[2] + e->hi[2]};
+            bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
+            if (ij) {
+                lo[2] = 0;
+                len[2] = 1;
+            }
             bool bundle = cpu_bundle_buffer(st, s, layout);
             if (bundle) { /* one bundle of columns, lane-major: see codegen.h */
                 lo[0] = lo[1] = 0;
@@ -116,13 +121,19 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             } else if (layout == LAYOUT_I_UNIT) { /* I fastest, for Fortran-ordered calls */
                 sv[0] = 1;
                 sv[1] = (len[0] + line - 1) / line * line;
-                sv[2] = sv[1] * len[1];
+                sv[2] = ij ? 0 : sv[1] * len[1];
+            } else if (ij) { /* J fastest, rows padded to cache lines */
+                sv[2] = 0;
+                sv[1] = 1;
+                sv[0] = (len[1] + line - 1) / line * line;
             } else { /* K fastest (C order, NumPy's default) */
                 sv[2] = 1;
                 sv[1] = (len[2] + line - 1) / line * line;
                 sv[0] = sv[1] * len[1];
             }
-            int64_t span = bundle ? len[1] * len[2] : layout == LAYOUT_I_UNIT ? sv[2] * len[2] : sv[0] * len[0];
+            int64_t span = bundle ? len[1] * len[2]
+                           : layout == LAYOUT_I_UNIT ? sv[1] * len[1] * len[2]
+                                                     : sv[0] * len[0];
             int64_t origin = (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
             int64_t pad = (64 - origin % 64) % 64;
             char *mem;

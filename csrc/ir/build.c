@@ -494,6 +494,26 @@ static bool declare_stmt(Builder *b, PyObject *node) {
         id = get_str(b, target, 3);
     } else if (strcmp(tag, "decl") == 0) {
         id = get_str(b, node, 3);
+        if (id == NULL) return false;
+        /* a declaration fixes the temporary's axes: it must come before any other use */
+        int axes = AX_IJK;
+        if (PyTuple_GET_SIZE(node) > 6) {
+            const char *ax = get_str(b, node, 6);
+            if (ax == NULL) return false;
+            if (strcmp(ax, "IJ") == 0) axes = AX_I | AX_J;
+            else if (strcmp(ax, "IJK") != 0) return bad(b, "decl axes");
+        }
+        Symbol *sym = stencil_lookup(st, id);
+        if (sym == NULL) {
+            if ((sym = stencil_add_temp(st, id, line, col)) == NULL) return false;
+            sym->axes = axes;
+        } else if (sym->kind == SYM_TEMP && sym->axes != axes) {
+            return diag_error(st, DIAG_SEMANTIC, line, col,
+                              "temporary '%s' is declared as an %s field after its first use as "
+                              "an %s field: declare it before it is first assigned",
+                              id, axes == AX_IJK ? "IJK" : "IJ", sym->axes == AX_IJK ? "IJK" : "IJ");
+        }
+        return true;
     } else if (strcmp(tag, "if") == 0) {
         return declare_targets(b, get_item(b, node, 4)) && declare_targets(b, get_item(b, node, 5));
     } else if (strcmp(tag, "while") == 0 || strcmp(tag, "region") == 0) {

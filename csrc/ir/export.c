@@ -201,8 +201,9 @@ static PyObject *export_temps(const Stencil *st) {
     for (int i = 0; l && i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
         const Extent *a = &s->access;
-        PyObject *t = Py_BuildValue("(ss((ii)(ii)(ii)))", s->name, dtype_name(s->dtype), a->lo[0],
-                                    a->hi[0], a->lo[1], a->hi[1], a->lo[2], a->hi[2]);
+        PyObject *t = Py_BuildValue("(ss((ii)(ii)(ii))s)", s->name, dtype_name(s->dtype), a->lo[0],
+                                    a->hi[0], a->lo[1], a->hi[1], a->lo[2], a->hi[2],
+                                    s->axes & AX_K ? "IJK" : "IJ");
         if (t == NULL) {
             Py_CLEAR(l);
             break;

@@ -190,8 +190,11 @@ static void classify_temps(const Stencil *st, KPlan *P, CudaProgram *out, int bl
                 if (!x->write && (x->off[0] || x->off[1])) zero = false;
             }
         }
+        /* an IJ temporary keeps its value from level to level at each point: a register
+         * would be shared by the points a thread owns, a shared-memory plane is not */
+        bool ij = !(st->temps[t]->axes & AX_K);
         TempStorage ts = !used ? TS_UNUSED
-                         : (one_kernel && one_stage && zero) ? TS_REG
+                         : (one_kernel && one_stage && zero && !ij) ? TS_REG
                          : (one_kernel && k0) ? TS_SMEM
                                               : TS_SLAB;
         out->storage[t] = ts;
