@@ -71,7 +71,7 @@ def test_ij_temporary_accumulates_over_levels(rng):
     expected = {"out": np.cumsum(x, axis=2)}
     check_construct(column_sum_defn, {"x": x, "out": out}, expected, ["out"], bitwise=False)
     got = cuda_run(column_sum_defn, {"x": x, "out": out})
-    np.testing.assert_allclose(got["out"], expected["out"], rtol=1e-13)
+    np.testing.assert_allclose(got["out"], expected["out"], rtol=1e-13, atol=1e-13)
 
 
 def test_ij_temporary_in_a_backward_sweep(rng):
@@ -97,7 +97,7 @@ def test_ij_temporary_read_with_a_horizontal_offset(rng):
     check_construct(shifted_plane_defn, {"x": x, "out": out}, {"out": e}, ["out"],
                     origin=origin, domain=domain)
     got = cuda_run(shifted_plane_defn, {"x": x, "out": out}, origin=origin, domain=domain)
-    np.testing.assert_allclose(got["out"], e, rtol=1e-13)
+    np.testing.assert_allclose(got["out"], e, rtol=1e-13, atol=1e-13)
 
 
 def test_ij_temporary_shows_in_the_ir():
@@ -156,7 +156,7 @@ def test_top_level_declarations_type_and_initialise(rng):
     e[:, :, 0] = np.float64(2.0) + x[:, :, 0].astype(np.float32)
     check_construct(top_level_defn, {"x": x, "out": out}, {"out": e}, ["out"])
     got = cuda_run(top_level_defn, {"x": x, "out": out})
-    np.testing.assert_allclose(got["out"], e, rtol=1e-13)
+    np.testing.assert_allclose(got["out"], e, rtol=1e-13, atol=1e-13)
     temps = {t[0]: t[1] for t in gtscript.stencil("numpy", top_level_defn).ir_tree()["temporaries"]}
     assert temps == {"t": "float64", "u": "float32"}
 
@@ -182,9 +182,126 @@ def test_top_level_declaration_misuse_is_rejected(defn, match):
         gtscript.stencil("numpy", defn)
 
 
+# ------------------------------------------------ whole vectors and matrices, .A accessor
+
+V3 = Field[(np.float64, (3,))]
+M3 = Field[(np.float64, (3, 3))]
+M32 = Field[(np.float64, (3, 2))]
+
+
+def vector_ops_defn(a: V3, b: V3, m: M3, out: V3, s: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = 2.0 * a + b[1, 0, 0]
+        out = out - m.T @ a
+        out += -a * (a > 0.5)
+        s = a.A[1] + m.A[2, 0]
+
+
+def matrix_ops_defn(m: M3, n: M32, v: V3, mm: M32, w: Field[(np.float64, (2,))]):
+    with computation(PARALLEL), interval(...):
+        mm = m @ n + 1.0  # matrix-matrix (GT4Py 1.1.12 has matrix-vector only)
+        w = v @ n  # vector-matrix, as NumPy's matmul
+        mm = mm * 0.5 if v.A[0] > 0.5 else mm
+
+
+def test_vector_and_matrix_expressions(rng):
+    shape = SHAPE
+    a, b = rng.uniform(-1, 1, shape + (3,)), rng.uniform(-1, 1, shape + (3,))
+    m = rng.uniform(-1, 1, shape + (3, 3))
+    out, s = np.full(shape + (3,), 1234.5), np.full(shape, 1234.5)
+    e_out = out.copy()
+    inner = (slice(0, 6),)  # b is read at I + 1: the domain stops one short of the end
+    ai, mi = a[inner], m[inner]
+    e_out[inner] = 2.0 * ai + b[1:] - np.einsum("...ji,...j->...i", mi, ai) - ai * (ai > 0.5)
+    e_s = s.copy()
+    e_s[inner] = ai[..., 1] + mi[..., 2, 0]
+    args = {"a": a, "b": b, "m": m, "out": out, "s": s}
+    check_construct(vector_ops_defn, args, {"out": e_out, "s": e_s}, ["out", "s"], bitwise=False)
+    got = cuda_run(vector_ops_defn, args)
+    np.testing.assert_allclose(got["out"], e_out, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got["s"], e_s, rtol=1e-13, atol=1e-13)
+
+
+def test_matrix_products_and_transpose(rng):
+    m, n = rng.uniform(-1, 1, SHAPE + (3, 3)), rng.uniform(-1, 1, SHAPE + (3, 2))
+    v = rng.uniform(0, 1, SHAPE + (3,))
+    mm, w = np.zeros(SHAPE + (3, 2)), np.zeros(SHAPE + (2,))
+    e_mm = m @ n + 1.0
+    e_mm = np.where((v[..., 0] > 0.5)[..., None, None], e_mm * 0.5, e_mm)
+    e_w = np.einsum("...i,...ij->...j", v, n)
+    args = {"m": m, "n": n, "v": v, "mm": mm, "w": w}
+    check_construct(matrix_ops_defn, args, {"mm": e_mm, "w": e_w}, ["mm", "w"], bitwise=False)
+    got = cuda_run(matrix_ops_defn, args)
+    np.testing.assert_allclose(got["mm"], e_mm, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got["w"], e_w, rtol=1e-13, atol=1e-13)
+
+
+def test_a_scalar_assigned_to_a_vector_field_fills_it(rng):
+    def fill(a: V3, out: V3):
+        with computation(PARALLEL), interval(...):
+            out = 1.5
+            out += a.A[2]
+    a = rng.uniform(-1, 1, SHAPE + (3,))
+    e = np.repeat(1.5 + a[..., 2:3], 3, axis=-1)
+    check_construct(fill, {"a": a, "out": np.zeros_like(a)}, {"out": e}, ["out"])
+
+
+def vector_in_a_condition(a: V3, out: V3):
+    with computation(PARALLEL), interval(...):
+        if a > 0.0:
+            out = a
+
+
+def vector_to_scalar(a: V3, out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = 2.0 * a
+
+
+def vector_shapes_differ(a: V3, m: M3, out: V3):
+    with computation(PARALLEL), interval(...):
+        out = a + m
+
+
+def matmul_sizes_differ(a: V3, n: M32, out: V3):
+    with computation(PARALLEL), interval(...):
+        out = n @ a
+
+
+def transpose_of_a_vector(a: V3, out: V3):
+    with computation(PARALLEL), interval(...):
+        out = a.T
+
+
+def reads_what_it_overwrote(m: M3, v: V3):
+    with computation(PARALLEL), interval(...):
+        v = m @ v
+
+
+@pytest.mark.parametrize("defn, match", [
+    (vector_in_a_condition, "the condition is a whole vector"),
+    (vector_to_scalar, "the value assigned is a whole vector"),
+    (vector_shapes_differ, r"shapes \[3\] and \[3, 3\] do not match"),
+    (matmul_sizes_differ, r"got shapes \[3, 2\] and \[3\]"),
+    (transpose_of_a_vector, "`.T` transposes a matrix"),
+    (reads_what_it_overwrote, r"reads its element \[0\], which this assignment writes first"),
+])
+def test_vector_expression_misuse_is_rejected(defn, match):
+    with pytest.raises(GTScriptSemanticError, match=match):
+        gtscript.stencil("numpy", defn)
+
+
 # ------------------------------------------------------------------ against GT4Py
 
 GT4PY_SOURCE = """
+def vector_ops(a: Field[(np.float64, (3,))], b: Field[(np.float64, (3,))],
+               m: Field[(np.float64, (3, 3))], out: Field[(np.float64, (3,))],
+               s: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = 2.0 * a + b[1, 0, 0]
+        out = out - m.T @ a
+        s = a.A[1] + m.A[2, 0]
+
+
 def column_sum(x: Field[np.float64], out: Field[np.float64]):
     with computation(FORWARD):
         with interval(0, 1):
@@ -213,20 +330,30 @@ def from_source(module, name):
     return scope[name]
 
 
-@pytest.mark.parametrize("name", ["column_sum"])
-def test_typed_temporaries_match_gt4py(rng, monkeypatch, name):
+GT4PY_ARGS = {
+    "column_sum": lambda rng: {"x": rng.uniform(-1, 1, SHAPE), "out": np.zeros(SHAPE)},
+    "vector_ops": lambda rng: {
+        "a": rng.uniform(-1, 1, SHAPE + (3,)), "b": rng.uniform(-1, 1, SHAPE + (3,)),
+        "m": rng.uniform(-1, 1, SHAPE + (3, 3)), "out": np.zeros(SHAPE + (3,)),
+        "s": np.zeros(SHAPE)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(GT4PY_ARGS))
+def test_matches_gt4py(rng, monkeypatch, name):
     gt4py_gtscript = pytest.importorskip("gt4py.cartesian.gtscript")
     monkeypatch.setenv("GT_CACHE_ROOT", tempfile.mkdtemp(prefix="gt4py-cache-"))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # GT4Py calls 2-D temporaries experimental
+        warnings.simplefilter("ignore")  # 2-D temporaries are experimental, layouts advised
         ref = gt4py_gtscript.stencil(backend="numpy", definition=from_source(gt4py_gtscript, name),
                                      rebuild=True)
-    x = rng.uniform(-1, 1, SHAPE)
-    out_ref = np.zeros(SHAPE)
-    ref(x, out_ref, origin=(0, 0, 0), domain=(SHAPE[0] - 1,) + SHAPE[1:])
-    assert np.count_nonzero(out_ref[:-1]) == out_ref[:-1].size  # GT4Py computed something
+        args = GT4PY_ARGS[name](rng)
+        expected = {k: v.copy() for k, v in args.items()}
+        call = {"origin": (0, 0, 0), "domain": (SHAPE[0] - 1,) + SHAPE[1:]}
+        ref(**expected, **call)
+    assert any(not np.array_equal(expected[k], args[k]) for k in args)  # GT4Py wrote something
     for backend in ("cpu", "numpy"):
-        out = np.zeros(SHAPE)
-        gtscript.stencil(backend, from_source(gtscript, name))(
-            x, out, origin=(0, 0, 0), domain=(SHAPE[0] - 1,) + SHAPE[1:])
-        np.testing.assert_allclose(out, out_ref, rtol=1e-13, err_msg=backend)
+        got = {k: v.copy() for k, v in args.items()}
+        gtscript.stencil(backend, from_source(gtscript, name))(**got, **call)
+        for k in args:
+            np.testing.assert_allclose(got[k], expected[k], rtol=1e-13, err_msg=f"{k} ({backend})")

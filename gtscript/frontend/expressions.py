@@ -74,9 +74,19 @@ class _Expressions:
         return ("name", *pos, node.id)  # a stencil name: the C core resolves it
 
     def expr_Attribute(self, scope: _Scope, node: ast.Attribute, pre: list[tuple]) -> tuple:
-        """``ns.NAME`` on an external (or global) namespace object -> a constant."""
+        """``ns.NAME`` on an external (or global) namespace object -> a constant; ``m.T`` on
+        a field (or expression) with two data dimensions -> its transpose (vectors.py)."""
+        if node.attr == "T" and self.is_field_expression(scope, node.value):
+            return ("transpose", *scope.position(node), self.expr(scope, node.value, pre))
         value = self.dotted_value(scope, node)
         return self.constant(scope, node, value, f"`{ast.unparse(node)}`")
+
+    def is_field_expression(self, scope: _Scope, node: ast.expr) -> bool:
+        """Whether ``node`` is run-time data (a field, a temporary, an expression), not an
+        external or global namespace."""
+        if isinstance(node, ast.Name):
+            return self.resolve_name(scope, node.id)[0] in ("binding", "local", "runtime")
+        return not isinstance(node, ast.Attribute)
 
     def dotted_value(self, scope: _Scope, node: ast.expr) -> Any:
         """The object ``a`` / ``a.b.c`` names, resolving ``a`` as an external or global."""
@@ -114,6 +124,8 @@ class _Expressions:
         (or ``absk``) expression."""
         if isinstance(node.value, ast.Call) and self.is_absolute_k(scope, node.value):
             access = self.absolute_k(scope, node.value, pre)
+        elif self.is_data_accessor(scope, node.value):
+            access = self.data_accessor(scope, node.value)
         elif not isinstance(node.value, ast.Subscript):
             return self.field_access(scope, node, pre)
         else:
@@ -123,6 +135,37 @@ class _Expressions:
         if access[5]:
             raise scope.error(GTScriptSyntaxError, "a data index is given twice", node)
         return (*access[:5], self.data_index(scope, node.slice))
+
+    def is_data_accessor(self, scope: _Scope, node: ast.expr) -> bool:
+        """Whether ``node`` is ``f.A`` on a field (GT4Py's data-dimension accessor)."""
+        return (isinstance(node, ast.Attribute) and node.attr == "A"
+                and isinstance(node.value, ast.Name)
+                and self.resolve_name(scope, node.value.id)[0] in ("binding", "local", "runtime"))
+
+    def data_accessor(self, scope: _Scope, node: ast.Attribute) -> tuple:
+        """``f.A`` (indexed next with ``[n, ...]``): field f at the current point; its data
+        index is absolute, as in GT4Py (the only way to index a field without I, J, K axes,
+        such as a GlobalTable)."""
+        name = node.value.id
+        kind, value = self.resolve_name(scope, name)
+        if kind == "runtime" and self.params.get(name, ("field",))[0] == "scalar":
+            raise scope.error(
+                GTScriptSyntaxError, f"scalar parameter {name!r} has no data accessor `.A`", node
+            )
+        if kind == "binding":
+            if value[0] == "index" and value[4:] == ((0, 0, 0), ()):
+                value = ("name", *value[1:4])
+            if value[0] != "name":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{name}.A[...]` needs a field passed as the argument {name!r}, not an "
+                    f"expression or a shifted field",
+                    node,
+                )
+            name = value[3]
+        elif kind == "local":
+            name = value
+        return ("index", *scope.position(node), name, (0, 0, 0), ())
 
     def data_index(self, scope: _Scope, node: ast.expr) -> tuple[int, ...]:
         indices = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -272,11 +315,12 @@ class _Expressions:
         return ("binop", *pos, "+", as_expr(a), as_expr(b))
 
     def expr_BinOp(self, scope: _Scope, node: ast.BinOp, pre: list[tuple]) -> tuple:
-        op = _BINOPS.get(type(node.op))
+        op = "@" if isinstance(node.op, ast.MatMult) else _BINOPS.get(type(node.op))
         if op is None:
             raise scope.error(
                 GTScriptSyntaxError,
-                "this operator is not part of GTScript (use + - * / // % **)",
+                "this operator is not part of GTScript (use + - * / // % **, or @ on "
+                "fields with data dimensions)",
                 node,
             )
         left = self.expr(scope, node.left, pre)

@@ -15,6 +15,7 @@ from ..errors import (
 from .externals import _is_docstring
 from .scope import _Scope
 from .syntax import _POLICIES, _construct_name, _int_value, _is_call_to
+from .vectors import unroll_vectors
 
 
 class _Structure:
@@ -50,7 +51,13 @@ class _Structure:
                 f"stencil {self.source.name!r} has no `with computation(...)` block",
                 self.source.node,
             )
-        return self.with_declarations(declared, computations)
+        body = self.with_declarations(declared, computations)
+        return unroll_vectors(body, self.source, self.data_dims_of)
+
+    def data_dims_of(self, name: str) -> tuple:
+        """The data dimensions of field parameter ``name`` (temporaries have none)."""
+        param = self.params.get(name)
+        return tuple(param[4]) if param is not None and param[0] == "field" else ()
 
     def top_level_declaration(self, scope: _Scope, node: ast.AnnAssign) -> tuple:
         """``tmp: Field[float]`` or ``tmp: Field[float] = 0.0`` before the computations (as
