@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, computation, interval
+from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, GlobalTable, computation, interval
 from gtscript.errors import GTScriptSemanticError, GTScriptSyntaxError
 from cuda_emulation.runner import compiler, emulate
 from test_language_helpers import check_construct
@@ -290,6 +290,68 @@ def test_vector_expression_misuse_is_rejected(defn, match):
         gtscript.stencil("numpy", defn)
 
 
+# ------------------------------------------------------------------------ GlobalTable
+
+
+def lookup_defn(t1: GlobalTable[(np.float64, (4,))], t2: GlobalTable[(np.float32, (2, 3))],
+                x: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = x[1, 0, 0] * t1.A[2] + t2.A[1, 2] - t1.A[0]
+
+
+def test_global_tables_are_read_at_every_point(rng):
+    t1 = rng.uniform(-1, 1, 4)
+    t2 = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    x = rng.uniform(-1, 1, SHAPE)
+    out = np.full(SHAPE, 1234.5)
+    e = out.copy()
+    e[:-1] = x[1:] * t1[2] + np.float64(t2[1, 2]) - t1[0]
+    args = {"t1": t1, "t2": t2, "x": x, "out": out}
+    check_construct(lookup_defn, args, {"out": e, "t1": t1, "t2": t2}, ["out", "t1", "t2"])
+    got = cuda_run(lookup_defn, args)
+    np.testing.assert_allclose(got["out"], e, rtol=1e-13, atol=1e-13)
+    info = gtscript.stencil("numpy", lookup_defn).field_info["t2"]
+    assert (info["axes"], info["data_dims"], info["intent"]) == ("", (2, 3), "in")
+
+
+@pytest.mark.parametrize("table, match", [
+    (np.zeros(5), "'t1': data dimension 0 has size 5, the stencil declares 4"),
+    (np.zeros((4, 1)), "'t1' must have 1 dimensions"),
+    (np.zeros(4, np.float32), "'t1'"),
+])
+def test_a_table_of_the_wrong_shape_or_dtype_is_refused(table, match):
+    st = gtscript.stencil("cpu", lookup_defn)
+    x, out = np.ones(SHAPE), np.zeros(SHAPE)
+    with pytest.raises((TypeError, ValueError), match=match):
+        st(table, np.zeros((2, 3), np.float32), x, out)
+    assert not out.any()
+
+
+def table_written(t: GlobalTable[(np.float64, (3,))], x: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        t.A[0] = x
+
+
+def table_out_of_range(t: GlobalTable[(np.float64, (3,))], x: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        x = t.A[3]
+
+
+def table_with_offsets(t: GlobalTable[(np.float64, (3,))], x: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        x = t[0, 0, 0][1]
+
+
+@pytest.mark.parametrize("defn, match", [
+    (table_written, "'t' is a GlobalTable: tables are read-only"),
+    (table_out_of_range, "data index 3 of 't' is out of range"),
+    (table_with_offsets, "'t' is a GlobalTable, without grid axes: read it as t.A"),
+])
+def test_global_table_misuse_is_rejected(defn, match):
+    with pytest.raises((GTScriptSyntaxError, GTScriptSemanticError), match=match):
+        gtscript.stencil("numpy", defn)
+
+
 # ------------------------------------------------------------------ against GT4Py
 
 GT4PY_SOURCE = """
@@ -300,6 +362,12 @@ def vector_ops(a: Field[(np.float64, (3,))], b: Field[(np.float64, (3,))],
         out = 2.0 * a + b[1, 0, 0]
         out = out - m.T @ a
         s = a.A[1] + m.A[2, 0]
+
+
+def lookup(t1: GlobalTable[(np.float64, (4,))], t2: GlobalTable[(np.float64, (2, 3))],
+           x: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = x[1, 0, 0] * t1.A[2] + t2.A[1, 2]
 
 
 def column_sum(x: Field[np.float64], out: Field[np.float64]):
@@ -324,13 +392,15 @@ def from_source(module, name):
     filename = f"<typed temporaries for {module.__name__}>"
     linecache.cache[filename] = (len(GT4PY_SOURCE), None, GT4PY_SOURCE.splitlines(True), filename)
     scope = {n: getattr(module, n) for n in
-             ("Field", "IJ", "PARALLEL", "FORWARD", "computation", "interval")}
+             ("Field", "GlobalTable", "IJ", "PARALLEL", "FORWARD", "computation", "interval")}
     scope["np"] = np
     exec(compile(GT4PY_SOURCE, filename, "exec"), scope)
     return scope[name]
 
 
 GT4PY_ARGS = {
+    "lookup": lambda rng: {"t1": rng.uniform(-1, 1, 4), "t2": rng.uniform(-1, 1, (2, 3)),
+                           "x": rng.uniform(-1, 1, SHAPE), "out": np.zeros(SHAPE)},
     "column_sum": lambda rng: {"x": rng.uniform(-1, 1, SHAPE), "out": np.zeros(SHAPE)},
     "vector_ops": lambda rng: {
         "a": rng.uniform(-1, 1, SHAPE + (3,)), "b": rng.uniform(-1, 1, SHAPE + (3,)),

@@ -12,6 +12,7 @@ static const char *axes_desc(int axes) {
     case AX_IJK: return "an IJK field";
     case AX_I | AX_J: return "an IJ field";
     case AX_K: return "a K field";
+    case 0: return "a GlobalTable";
     default: return "a field";
     }
 }

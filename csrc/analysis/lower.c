@@ -29,6 +29,9 @@ static bool single_level(const Interval *in) {
 static bool check_lower_dim_write(Lower *L, const Stmt *s) {
     const Symbol *t = s->assign.target;
     if (t->axes == AX_IJK) return true; /* fields and temporaries (IJ temporaries) alike */
+    if (t->axes == 0)
+        return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is a GlobalTable: tables are read-only lookup tables", t->name);
     if (!(t->axes & AX_I) || !(t->axes & AX_J))
         return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
                           "'%s' is a K field: it can only be read (every column would write the "

@@ -559,8 +559,9 @@ static bool build_params(Builder *b, PyObject *params) {
             s->slot = st->nfields++;
             for (const char *c = axes; *c; c++)
                 s->axes |= *c == 'I' ? AX_I : *c == 'J' ? AX_J : *c == 'K' ? AX_K : 0;
-            if (s->axes == 0) return bad(b, "field axes");
             if (!build_data_index(b, dd, &s->ndata, s->data_dims, 0, 0)) return false;
+            /* no grid axes: a GlobalTable, which has data dimensions only */
+            if (s->axes == 0 && s->ndata == 0) return bad(b, "field axes");
         } else if (strcmp(kind, "scalar") == 0) {
             s->kind = SYM_SCALAR;
             s->axes = 0;

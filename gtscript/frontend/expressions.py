@@ -203,7 +203,15 @@ class _Expressions:
             field_name = value[3] if value[0] in ("name", "index") else None
         else:
             field_name = value if kind == "local" else name
-        offsets = self.offsets(scope, node, self.field_axes.get(field_name, "IJK"), pre)
+        axes = self.field_axes.get(field_name, "IJK")
+        if not axes:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{field_name!r} is a GlobalTable, without grid axes: read it as "
+                f"{field_name}.A[i] (the same value at every point)",
+                node,
+            )
+        offsets = self.offsets(scope, node, axes, pre)
         if kind == "binding":
             return self.compose(scope, node, value, offsets)
         return ("index", *scope.position(node), field_name, offsets, ())

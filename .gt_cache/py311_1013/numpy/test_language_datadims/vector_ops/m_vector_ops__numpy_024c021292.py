@@ -117,7 +117,7 @@ class vector_ops____numpy_024c021292(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(b=b, out=out, m=m, a=a, s=s)
+        field_args = dict(a=a, b=b, m=m, out=out, s=s)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -156,10 +156,10 @@ class vector_ops____numpy_024c021292(StencilObject):
         _origin_,
         exec_info,
         *,
-        b,
-        out,
-        m,
         a,
+        b,
+        m,
+        out,
         s,
     ):
         if exec_info is not None:
