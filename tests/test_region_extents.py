@@ -206,14 +206,58 @@ def test_a_genuinely_outward_read_is_still_refused(rng):
         assert out[1, 0, 0] == inp[0, 0, 0] and out[2, 3, 1] == inp[2, 3, 1]
 
 
-def test_a_domain_too_small_for_the_regions_edges_is_refused(rng):
+def edges_reference(a, origin, domain):
+    """edges_defn by hand on the whole array `a` for any origin and domain (reads may reach
+    beyond the domain when its edges' regions cross)."""
+    (oi, oj, ok), (ni, nj, nk) = origin, domain
+
+    def at(i, j, di=0, dj=0):
+        return a[oi + i + di, oj + j + dj, ok:ok + nk]
+    out = np.empty((ni, nj, nk))
+    for i in range(ni):
+        for j in range(nj):
+            v = at(i, j)
+            if i == 0:
+                v = at(i, j, 1) - at(i, j)
+            if i == ni - 1:
+                v = at(i, j) - at(i, j, -1)
+            if j == 0:
+                v = 0.5 * (at(i, j, 0, 1) + at(i, j, 0, 2))
+            if 1 <= i < 3 and j == nj - 1:
+                v = at(i, j, -1, -1) + at(i, j, 2)
+            out[i, j] = v
+    return out
+
+
+def test_a_domain_where_the_regions_edges_cross_is_checked_without_regions(rng):
     st = gtscript.stencil("cpu", edges_defn)
-    # I[1]:I[3] reads inp[2]: exact only when I[4] is inside the domain; J[0] reads J[2]
+    # I[1]:I[3] reads inp[2]: the extent <0, 0> holds once I[4] is inside the domain; J[0]
+    # reads J[2]: once J[2] is
+    assert st.region_min_domain == (5, 3)
     inp, out = rng.uniform(-1, 1, SHAPE), np.zeros(SHAPE)
-    with pytest.raises(ValueError, match="horizontal regions need at least 5 x 3"):
+    # below: every read is assumed anywhere in the domain (inp's extent <-1, 2> in I)
+    with pytest.raises(ValueError, match=r"argument 'inp'.*extent <-1, 2>"):
         st(inp, out, origin=(0, 0, 0), domain=(4, 5, 3))
-    with pytest.raises(ValueError, match="horizontal regions need at least"):
-        st(inp, out, origin=(0, 0, 0), domain=(5, 2, 3))
     assert (out == 0).all()
-    st(inp, out, origin=(0, 0, 0), domain=(5, 3, 3))
-    np.testing.assert_allclose(out[:5, :3], edges_numpy(inp[:5, :3]), rtol=1e-14)
+    for backend in ("cpu", "numpy"):
+        for origin, domain in (((1, 0, 0), (4, 3, 3)), ((1, 1, 0), (3, 1, 3)), ((0, 0, 0), (5, 3, 3))):
+            st = gtscript.stencil(backend, edges_defn)
+            out = np.zeros(SHAPE)
+            st(nan_padded(inp), out, origin=origin, domain=domain)
+            sl = tuple(slice(o, o + n) for o, n in zip(origin, domain))
+            np.testing.assert_allclose(out[sl], edges_reference(inp, origin, domain), rtol=1e-14)
+            out[sl] = 0
+            assert (out == 0).all()
+
+
+def test_a_temporary_computed_only_where_a_region_reads_it_needs_the_regions_domain(rng):
+    st = gtscript.stencil("cpu", temp_defn)
+    assert st.region_min_domain == (2, 1)
+    assert "calls need a domain of at least 2 x 0" in st.ir()
+    inp, out = rng.uniform(-1, 1, SHAPE), np.zeros(SHAPE)
+    with pytest.raises(ValueError, match="horizontal regions need at least 2 x 0 points"):
+        st(inp, out, origin=(0, 0, 0), domain=(1, 4, 3))
+    assert (out == 0).all()
+    st(inp, out, origin=(0, 0, 0), domain=(2, 4, 3))
+    np.testing.assert_allclose(out[0, :4], inp[2, :4] + 2.0 * inp[1, :4], rtol=1e-14)
+    np.testing.assert_allclose(out[1, :4], inp[1, :4], rtol=1e-14)

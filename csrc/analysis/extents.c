@@ -20,6 +20,7 @@ typedef struct {
 typedef struct {
     Stencil *st;
     HExt *need;        /* per slot */
+    int (*req)[2];     /* per slot: the domain the need assumes (require_domain) */
     HExt cur;          /* extent of the statement being visited */
     const Stmt *boxed; /* the statement whose region boxes restrict the reads (NULL: none) */
 } ExtCtx;
@@ -31,9 +32,9 @@ static void mee(HExt *a, const HExt *b) {
     }
 }
 
-/* The call must have a domain of at least n points along axis d. */
-static void require_domain(Stencil *st, int d, int n) {
-    if (n > st->region_min_domain[d]) st->region_min_domain[d] = n;
+/* An extent that holds on a domain of at least n points along axis d. */
+static void require_domain(int *req, int d, int n) {
+    if (n > req[d]) req[d] = n;
 }
 
 /*
@@ -42,38 +43,39 @@ static void require_domain(Stencil *st, int d, int n) {
  * extent shifted. A box bound is anchored at the domain's start (level 0) or end (level 1);
  * the reach is an extent relative to the domain only if the domain is large enough that the
  * start-anchored and end-anchored points do not cross. Every such assumption is recorded in
- * st->region_min_domain and the call rejects a smaller domain, so the extent stays exact.
+ * `req` (per axis), and the call does not rely on the extent on a smaller domain.
  * Returns false when the box and the extent do not overlap (nothing is accessed); otherwise
  * `out` gets the reach, widened to contain the domain itself (extents satisfy lo <= 0 <= hi).
  */
-static bool box_reach(Stencil *st, const int *h, const Box *box, const int *off, HExt *out) {
+static bool box_reach(int *req, const int *h, const Box *box, const int *off, HExt *out) {
     HExt r;
     for (int d = 0; d < 2; d++) {
         int elo = h[2 * d], ehi = h[2 * d + 1], o = off[d];
         const AxisBound *bl = box->has[2 * d] ? &box->b[2 * d] : NULL;
         const AxisBound *bu = box->has[2 * d + 1] ? &box->b[2 * d + 1] : NULL;
-        /* first point: max(extent's start, box's start) */
+        /* first point L = max(extent's start, box's start): with an end-anchored box start,
+         * L >= n + loff (the extent's start may still be larger on a small domain) */
         bool lend = bl && bl->level == 1;
         int loff = elo;
-        if (lend) {
-            loff = bl->offset;
-            require_domain(st, d, elo - loff); /* n + loff >= elo */
-        } else if (bl && bl->offset > loff) {
-            loff = bl->offset;
-        }
-        /* one past the last point: min(extent's end, box's end) */
+        if (lend) loff = bl->offset;
+        else if (bl && bl->offset > loff) loff = bl->offset;
+        /* one past the last point U = min(extent's end, box's end): with a start-anchored
+         * box end, U <= uoff */
         bool uend = !(bu && bu->level == 0);
         int uoff = uend ? ehi : bu->offset;
-        if (!uend) require_domain(st, d, uoff - ehi); /* uoff <= n + ehi */
-        else if (bu && bu->offset < uoff) uoff = bu->offset;
+        if (uend && bu && bu->offset < uoff) uoff = bu->offset;
         if (lend == uend) {
-            if (uoff <= loff) return false;
+            if (uoff <= loff) return false; /* empty on every domain */
         } else if (lend) {
-            require_domain(st, d, uoff - loff); /* n + loff >= uoff: empty */
+            /* L >= n + loff and U <= min(n + ehi, uoff): empty if loff >= ehi, or once
+             * n + loff >= uoff */
+            if (loff < ehi) require_domain(req, d, uoff - loff);
             return false;
         }
         if (lend) {
-            require_domain(st, d, -(loff + o)); /* n + loff + o >= 0 */
+            /* reads from L + o >= n + loff + o: inside the domain once that is >= 0 (always
+             * when the extent's own start reads inside it) */
+            if (elo + o < 0) require_domain(req, d, -(loff + o));
             r.lo[d] = 0;
         } else {
             r.lo[d] = loff + o < 0 ? loff + o : 0;
@@ -81,7 +83,9 @@ static bool box_reach(Stencil *st, const int *h, const Box *box, const int *off,
         if (uend) {
             r.hi[d] = uoff + o > 0 ? uoff + o : 0;
         } else {
-            require_domain(st, d, uoff + o); /* uoff - 1 + o <= n - 1 */
+            /* reads up to U - 1 + o <= uoff - 1 + o: inside the domain once n >= uoff + o
+             * (always when the extent's own end reads inside it) */
+            if (ehi + o > 0) require_domain(req, d, uoff + o);
             r.hi[d] = 0;
         }
     }
@@ -92,7 +96,7 @@ static bool box_reach(Stencil *st, const int *h, const Box *box, const int *off,
 /* Calls `fn` with each extent that an access at `off` by a statement of extent `h` reaches:
  * one per region box the statement is restricted to (boxes not overlapping the extent
  * reach nothing), or the extent shifted by the offset. Returns how many it reported. */
-static int access_reach(Stencil *st, const Stmt *boxed, const int *h, const int *off,
+static int access_reach(int *req, const Stmt *boxed, const int *h, const int *off,
                         void (*fn)(void *, const HExt *), void *ctx) {
     if (boxed == NULL || boxed->nboxes == 0) {
         HExt r = {{h[0] + off[0], h[2] + off[1]}, {h[1] + off[0], h[3] + off[1]}};
@@ -102,7 +106,7 @@ static int access_reach(Stencil *st, const Stmt *boxed, const int *h, const int 
     int n = 0;
     for (int b = 0; b < boxed->nboxes; b++) {
         HExt r;
-        if (box_reach(st, h, &boxed->boxes[b], off, &r)) {
+        if (box_reach(req, h, &boxed->boxes[b], off, &r)) {
             fn(ctx, &r);
             n++;
         }
@@ -116,13 +120,18 @@ static void need_read(void *ctx, Expr *e) {
     ExtCtx *X = ctx;
     const HExt *c = &X->cur;
     int h[4] = {c->lo[0], c->hi[0], c->lo[1], c->hi[1]};
-    access_reach(X->st, X->boxed, h, e->field.off, mee_into, &X->need[e->field.sym->slot]);
+    int slot = e->field.sym->slot;
+    access_reach(X->req[slot], X->boxed, h, e->field.off, mee_into, &X->need[slot]);
 }
 
 /* Collect the targets' needs (backward order) into the statement's extent. */
 static void targets_need(ExtCtx *X, Stmt *s, HExt *out) {
     if (s->kind == S_ASSIGN) {
-        mee(out, &X->need[s->assign.target->slot]);
+        int slot = s->assign.target->slot;
+        mee(out, &X->need[slot]);
+        /* the statement's extent, hence what it computes, holds on the domains the need
+         * holds on: a smaller domain would read values nothing computed */
+        for (int d = 0; d < 2; d++) require_domain(X->st->region_min_domain, d, X->req[slot][d]);
     } else if (s->kind == S_WHILE) {
         for (int i = 0; i < s->while_.body.n; i++) targets_need(X, s->while_.body.items[i], out);
     }
@@ -229,8 +238,15 @@ static void widen_into(void *ctx, const HExt *r) {
  * region box (access_reach); an access in no box's reach still counts at K offset k. */
 static void widen_access(AccCtx *A, Symbol *s, const int *off, int k) {
     Widen w = {s, k};
-    if (access_reach(A->st, A->boxed, A->stmt->horizontal_extent, off, widen_into, &w) == 0)
+    const int *h = A->stmt->horizontal_extent;
+    if (access_reach(A->st->region_exact_domain, A->boxed, h, off, widen_into, &w) == 0)
         widen(s, 0, 0, 0, 0, k);
+    /* the extent ignoring regions: always safe, for domains below region_exact_domain */
+    int *p = s->plain_hext;
+    if (h[0] + off[0] < p[0]) p[0] = h[0] + off[0];
+    if (h[1] + off[0] > p[1]) p[1] = h[1] + off[0];
+    if (h[2] + off[1] < p[2]) p[2] = h[2] + off[1];
+    if (h[3] + off[1] > p[3]) p[3] = h[3] + off[1];
 }
 
 static void access_read(void *ctx, Expr *e) {
@@ -339,10 +355,16 @@ static void min_levels(Stencil *st) {
 
 bool extents_compute(Stencil *st) {
     int n = stencil_nslots(st);
-    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), {{0, 0}, {0, 0}}, NULL};
-    if (X.need == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), calloc((size_t)(n + 1), sizeof(int[2])),
+                {{0, 0}, {0, 0}}, NULL};
+    if (X.need == NULL || X.req == NULL) {
+        free(X.need);
+        free(X.req);
+        return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    }
     backward_pass(&X);
     free(X.need);
+    free(X.req);
     min_levels(st);
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
@@ -360,6 +382,7 @@ static void reset_symbol_facts(Symbol *s) {
     s->first_write_line = 0;
     memset(&s->access, 0, sizeof s->access);
     memset(s->read_hext, 0, sizeof s->read_hext);
+    memset(s->plain_hext, 0, sizeof s->plain_hext);
 }
 
 /*
@@ -396,8 +419,11 @@ bool extents_recompute_keeping_contract(Stencil *st) {
     for (int i = 0; i < st->ntemps; i++) reset_symbol_facts(st->temps[i]);
     st->nkacc = 0;
     st->extended_writes = false;
+    /* the arguments' extents, and the domains on which they are exact, stay the contract's */
+    int exact[2] = {st->region_exact_domain[0], st->region_exact_domain[1]};
     bool ok = extents_compute(st);
     if (ok) {
+        memcpy(st->region_exact_domain, exact, sizeof exact);
         for (int i = 0; i < st->nparams; i++) *st->params[i] = saved[i];
         int n = 0;
         for (int i = 0; i < st->nkacc; i++)

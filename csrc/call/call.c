@@ -286,13 +286,20 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
         if (d < 0 || !s->has_access || n[0] == 0 || n[1] == 0 || n[2] == 0) continue;
-        int64_t lo = o[a] + s->access.lo[a], hi = o[a] + n[a] + s->access.hi[a];
+        /* per-region extents are exact from region_exact_domain points on; below, the
+         * regions' edges may cross and only the extent ignoring regions is sure */
+        bool plain = n[a] < st->region_exact_domain[a];
+        int elo = plain ? s->plain_hext[2 * a] : s->access.lo[a];
+        int ehi = plain ? s->plain_hext[2 * a + 1] : s->access.hi[a];
+        if (plain && elo > s->access.lo[a]) elo = s->access.lo[a];
+        if (plain && ehi < s->access.hi[a]) ehi = s->access.hi[a];
+        int64_t lo = o[a] + elo, hi = o[a] + n[a] + ehi;
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': origin %lld + domain %lld along %c with the stencil's "
                          "extent <%d, %d> needs indices %lld..%lld, but the array has size %zd",
-                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], s->access.lo[a],
-                         s->access.hi[a], (long long)lo, (long long)hi - 1,
+                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], elo, ehi,
+                         (long long)lo, (long long)hi - 1,
                          (Py_ssize_t)PyArray_DIM(arr, d));
             return false;
         }

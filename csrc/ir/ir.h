@@ -56,6 +56,9 @@ typedef struct Symbol {
     /* reads only (the call's aliasing check): horizontal extent of the points read around
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */
+    /* reads and writes, ignoring horizontal regions (every statement accesses its whole
+     * extent): the call checks these on a domain below st->region_exact_domain */
+    int plain_hext[4];
     bool kread_parallel;
     /* analysed (schedule.c), temporaries: every access lies in one column group, at zero
      * horizontal offset, so a column's values die with its sweep and the buffer needs only
@@ -253,9 +256,12 @@ typedef struct Stencil {
      * tiles would write each other's halo, so the stencil runs as a single tile */
     bool extended_writes;
     /* per-region extents (extents.c) hold when the domain has at least this many points
-     * along I and J (the regions' start- and end-anchored edges do not cross); the call
-     * rejects a smaller domain. Only ever grows: recomputing extents keeps the contract. */
-    int region_min_domain[2];
+     * along I and J (the regions' start- and end-anchored edges do not cross). Below
+     * region_min_domain, statements would compute less than later statements read: the call
+     * refuses; below region_exact_domain, the argument fields' access extents may be too
+     * small: the call checks plain_hext instead. Both only grow (recomputing extents keeps
+     * the contract). */
+    int region_min_domain[2], region_exact_domain[2];
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and

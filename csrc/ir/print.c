@@ -126,6 +126,10 @@ void ir_print(const Stencil *st, StrBuf *o) {
     if (st->region_min_domain[0] > 1 || st->region_min_domain[1] > 1)
         sb_printf(o, "    # per-region extents: calls need a domain of at least %d x %d in I, J\n",
                   st->region_min_domain[0], st->region_min_domain[1]);
+    if (st->region_exact_domain[0] > 1 || st->region_exact_domain[1] > 1)
+        sb_printf(o, "    # per-region extents hold from a domain of %d x %d in I, J (below: checked "
+                  "without regions)\n",
+                  st->region_exact_domain[0], st->region_exact_domain[1]);
     for (int i = 0; i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
         sb_printf(o, "    temporary %s: %s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable
 
-from ..errors import GTScriptSemanticError, syntax_error
+from ..errors import GTScriptSemanticError, GTScriptSyntaxError, syntax_error
 from .source import _Source
 
 #: A vector value: a scalar expression tuple, or a (nested) list of them.
@@ -30,9 +30,9 @@ class _Unroller:
         self.source = source
         self.data_dims = data_dims
 
-    def error(self, line: int, col: int, message: str) -> GTScriptSemanticError:
-        return syntax_error(GTScriptSemanticError, message, self.source.filename, line, col,
-                            self.source.file_lines)
+    def error(self, line: int, col: int, message: str,
+              cls: type[GTScriptSyntaxError] = GTScriptSemanticError) -> GTScriptSyntaxError:
+        return syntax_error(cls, message, self.source.filename, line, col, self.source.file_lines)
 
     # ---------------------------------------------------------------- values
     def whole(self, e: tuple, name: str, offsets: tuple) -> Value:
@@ -60,8 +60,11 @@ class _Unroller:
         if tag == "transpose":
             a = self.value(e[3])
             if not (isinstance(a, list) and a and isinstance(a[0], list)):
-                raise self.error(e[1], e[2], "`.T` transposes a matrix (a field with two data "
-                                 "dimensions)")
+                what = f"{e[3][3]!r}" if e[3][0] in ("name", "index") else "its operand"
+                # an attribute of something without one: Python outside the language
+                raise self.error(e[1], e[2], f"attribute `.T` is the transpose of a matrix (a "
+                                 f"field with two data dimensions): {what} is not a matrix",
+                                 GTScriptSyntaxError)
             return [list(row) for row in zip(*a)]
         if tag == "binop" and e[3] == "@":
             return self.matmul(e, self.value(e[4]), self.value(e[5]))

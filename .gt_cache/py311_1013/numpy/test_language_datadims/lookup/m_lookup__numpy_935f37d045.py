@@ -110,7 +110,7 @@ class lookup____numpy_935f37d045(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(t1=t1, out=out, x=x, t2=t2)
+        field_args = dict(out=out, t2=t2, t1=t1, x=x)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -149,10 +149,10 @@ class lookup____numpy_935f37d045(StencilObject):
         _origin_,
         exec_info,
         *,
-        t1,
         out,
-        x,
         t2,
+        t1,
+        x,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_
