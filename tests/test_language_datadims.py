@@ -103,7 +103,7 @@ def test_ij_temporary_read_with_a_horizontal_offset(rng):
 def test_ij_temporary_shows_in_the_ir():
     st = gtscript.stencil("numpy", column_sum_defn)
     assert "temporary s: float64 (IJ)" in st.ir()
-    assert ("s", "float64", ((0, 0), (0, 0), (0, 0)), "IJ") in st.ir_tree()["temporaries"]
+    assert ("s", "float64", ((0, 0), (0, 0), (0, 0)), "IJ", ()) in st.ir_tree()["temporaries"]
 
 
 def ij_parallel_levels(x: Field[float], out: Field[float]):
@@ -290,6 +290,60 @@ def test_vector_expression_misuse_is_rejected(defn, match):
         gtscript.stencil("numpy", defn)
 
 
+# ---------------------------------------------------------- temporaries with data dimensions
+
+
+def vector_temporary_defn(a: V3, m: M3, out: V3, s: Field[np.float64]):
+    t: Field[(np.float64, (3,))] = 1.0
+    u: Field[(np.float32, (2,))]
+    with computation(PARALLEL), interval(1, None):
+        t = m @ a
+    with computation(PARALLEL), interval(...):
+        u = 0.5
+        u.A[1] = t.A[0]
+        out = t[1, 0, 0] + 2.0 * a
+        s = u.A[0] + u.A[1]
+
+
+def test_temporaries_with_data_dimensions(rng):
+    a, m = rng.uniform(-1, 1, SHAPE + (3,)), rng.uniform(-1, 1, SHAPE + (3, 3))
+    t = np.einsum("...ij,...j->...i", m, a)
+    t[:, :, 0] = 1.0
+    out, s = np.full(SHAPE + (3,), 1234.5), np.full(SHAPE, 1234.5)
+    e_out, e_s = out.copy(), s.copy()
+    e_out[:-1] = t[1:] + 2.0 * a[:-1]
+    e_s[:-1] = np.float64(np.float32(0.5) + t[:-1, ..., 0].astype(np.float32))
+    args = {"a": a, "m": m, "out": out, "s": s}
+    check_construct(vector_temporary_defn, args, {"out": e_out, "s": e_s}, ["out", "s"],
+                    bitwise=False)
+    got = cuda_run(vector_temporary_defn, args)
+    np.testing.assert_allclose(got["out"], e_out, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got["s"], e_s, rtol=1e-6)
+    temps = {t[0]: t[3:] for t in gtscript.stencil("numpy", vector_temporary_defn).ir_tree()["temporaries"]}
+    assert temps == {"t": ("IJK", (3,)), "u": ("IJK", (2,))}
+
+
+def vector_temporary_inside(a: V3, out: V3):
+    with computation(PARALLEL), interval(...):
+        t: Field[(np.float64, (3,))] = a
+        out = t
+
+
+def vector_temporary_too_many_dims(a: V3, out: V3):
+    t: Field[(np.float64, (2, 2, 2, 2))]
+    with computation(PARALLEL), interval(...):
+        out = a
+
+
+@pytest.mark.parametrize("defn, match", [
+    (vector_temporary_inside, "is declared before the computations"),
+    (vector_temporary_too_many_dims, "at most 3 data dimensions"),
+])
+def test_vector_temporary_misuse_is_rejected(defn, match):
+    with pytest.raises(GTScriptSyntaxError, match=match):
+        gtscript.stencil("numpy", defn)
+
+
 # ------------------------------------------------------------------------ GlobalTable
 
 
@@ -370,6 +424,15 @@ def lookup(t1: GlobalTable[(np.float64, (4,))], t2: GlobalTable[(np.float64, (2,
         out = x[1, 0, 0] * t1.A[2] + t2.A[1, 2]
 
 
+def vector_temporary(a: Field[(np.float64, (3,))], m: Field[(np.float64, (3, 3))],
+                     out: Field[(np.float64, (3,))]):
+    t: Field[(np.float64, (3,))] = 1.0
+    with computation(PARALLEL), interval(1, None):
+        t = m @ a
+    with computation(PARALLEL), interval(...):
+        out = t[1, 0, 0] + 2.0 * a
+
+
 def column_sum(x: Field[np.float64], out: Field[np.float64]):
     with computation(FORWARD):
         with interval(0, 1):
@@ -381,7 +444,7 @@ def column_sum(x: Field[np.float64], out: Field[np.float64]):
 
 """
 # GT4Py 1.1.12 builds a top-level declaration only with data dimensions and an initial
-# value: `t: Field[np.float64]` fails with "Symbols {t} not found" and
+# value (vector_temporary): `t: Field[np.float64]` fails with "Symbols {t} not found" and
 # `t: Field[np.float64] = 2.0` in its init computation, which takes the bare float.
 # gtscript follows what that code means (test_top_level_declarations_type_and_initialise).
 
@@ -399,6 +462,9 @@ def from_source(module, name):
 
 
 GT4PY_ARGS = {
+    "vector_temporary": lambda rng: {
+        "a": rng.uniform(-1, 1, SHAPE + (3,)), "m": rng.uniform(-1, 1, SHAPE + (3, 3)),
+        "out": np.zeros(SHAPE + (3,))},
     "lookup": lambda rng: {"t1": rng.uniform(-1, 1, 4), "t2": rng.uniform(-1, 1, (2, 3)),
                            "x": rng.uniform(-1, 1, SHAPE), "out": np.zeros(SHAPE)},
     "column_sum": lambda rng: {"x": rng.uniform(-1, 1, SHAPE), "out": np.zeros(SHAPE)},

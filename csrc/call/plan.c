@@ -4,6 +4,7 @@
 #include "call/plan.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,10 +135,17 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             int64_t span = bundle ? len[1] * len[2]
                            : layout == LAYOUT_I_UNIT ? sv[1] * len[1] * len[2]
                                                      : sv[0] * len[0];
+            /* data dimensions outermost: one whole buffer per element, the last fastest */
+            for (int d = s->ndata - 1; d >= 0; d--) {
+                sv[3 + d] = span;
+                if (__builtin_mul_overflow(span, (int64_t)s->data_dims[d], &span)) goto oom;
+            }
             int64_t origin = (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
-            int64_t pad = (64 - origin % 64) % 64;
+            int64_t pad = (64 - origin % 64) % 64, bytes;
+            if (__builtin_mul_overflow(span, (int64_t)item, &bytes) || bytes > INT64_MAX - pad - 64)
+                goto oom;
             char *mem;
-            if (posix_memalign((void **)&mem, 64, (size_t)(span * item + pad) + 64) != 0) goto oom;
+            if (posix_memalign((void **)&mem, 64, (size_t)(bytes + pad) + 64) != 0) goto oom;
             p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
             p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] = mem + pad + origin;
         }

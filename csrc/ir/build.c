@@ -121,6 +121,8 @@ static bool build_data_index(Builder *b, PyObject *tup, int *ndi, int *di, int l
     for (Py_ssize_t i = 0; i < n; i++) {
         long v = PyLong_AsLong(PyTuple_GET_ITEM(tup, i));
         if (v == -1 && PyErr_Occurred()) return bad(b, "data index item");
+        if (v < INT32_MIN || v > INT32_MAX)
+            return diag_error(b->st, DIAG_SEMANTIC, line, col, "data index or size %ld is out of range", v);
         di[i] = (int)v;
     }
     *ndi = (int)n;
@@ -507,6 +509,19 @@ static bool declare_stmt(Builder *b, PyObject *node) {
         if (sym == NULL) {
             if ((sym = stencil_add_temp(st, id, line, col)) == NULL) return false;
             sym->axes = axes;
+            /* data dimensions: declared before the computations, so before any use */
+            PyObject *dd = PyTuple_GET_SIZE(node) > 7 ? get_item(b, node, 7) : NULL;
+            if (dd && !build_data_index(b, dd, &sym->ndata, sym->data_dims, line, col)) return false;
+            /* the cuda backend keeps a slab's block size in the last stride */
+            if (sym->ndata > GT_MAX_DATA_DIMS - 1)
+                return diag_error(st, DIAG_SEMANTIC, line, col,
+                                  "temporary '%s': at most %d data dimensions are supported", id,
+                                  GT_MAX_DATA_DIMS - 1);
+            for (int d = 0; d < sym->ndata; d++)
+                if (sym->data_dims[d] <= 0 || sym->data_dims[d] > 1 << 20)
+                    return diag_error(st, DIAG_SEMANTIC, line, col,
+                                      "temporary '%s': data dimension %d has size %d (1 to %d)",
+                                      id, d, sym->data_dims[d], 1 << 20);
         } else if (sym->kind == SYM_TEMP && sym->axes != axes) {
             return diag_error(st, DIAG_SEMANTIC, line, col,
                               "temporary '%s' is declared as an %s field after its first use as "

@@ -132,8 +132,9 @@ void ir_print(const Stencil *st, StrBuf *o) {
                   st->region_exact_domain[0], st->region_exact_domain[1]);
     for (int i = 0; i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
-        sb_printf(o, "    temporary %s: %s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
-                  dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", s->access.lo[0], s->access.hi[0], s->access.lo[1],
+        sb_printf(o, "    temporary %s: %s%s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
+                  dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", s->ndata ? " (data dims)" : "",
+                  s->access.lo[0], s->access.hi[0], s->access.lo[1],
                   s->access.hi[1], s->access.lo[2], s->access.hi[2],
                   s->column_local ? ", column-local" : "");
     }

@@ -151,7 +151,7 @@ class _Statements:
             raise scope.error(
                 GTScriptSyntaxError, f"{name!r} is a parameter: it cannot be declared", node
             )
-        dtype, axes = self.declared_type(scope, node.annotation)
+        dtype, axes, _ = self.declared_type(scope, node.annotation)
         pre: list[tuple] = []
         value = None if node.value is None else self.expr(scope, node.value, pre)
         pre.append(
@@ -159,21 +159,25 @@ class _Statements:
         )
         out.extend(pre)
 
-    def declared_type(self, scope: _Scope, annotation: ast.expr) -> tuple[str, str]:
-        """The dtype and axes of a temporary declaration's annotation: a dtype (an IJK
-        temporary), or a Field over IJK or IJ (GT4Py's 2-D temporaries: one value per
-        column, kept from level to level) without data dimensions."""
+    def declared_type(
+        self, scope: _Scope, annotation: ast.expr, data_dims: bool = False
+    ) -> tuple[str, str, tuple]:
+        """The dtype, axes and data dimensions of a temporary declaration's annotation: a
+        dtype (an IJK temporary), or a Field over IJK or IJ (GT4Py's 2-D temporaries: one
+        value per column, kept from level to level); data dimensions only where
+        ``data_dims`` (declarations before the computations, as in GT4Py)."""
         value = self.compile_time_value(
             scope, annotation, "the annotation", fallback=self.annotation_names()
         )
         try:
             if isinstance(value, lang.FieldDescriptor):
-                if value.axes not in ("IJK", "IJ") or value.data_dims:
+                if value.axes not in ("IJK", "IJ") or (value.data_dims and not data_dims):
                     raise GTScriptDefinitionError(
-                        "temporaries are IJK or IJ fields without data dimensions"
+                        "temporaries are IJK or IJ fields; a temporary with data dimensions "
+                        "is declared before the computations (tmp: Field[(dtype, (n,))])"
                     )
-                return value.dtype, value.axes
-            return lang.resolve_dtype(value), "IJK"
+                return value.dtype, value.axes, tuple(value.data_dims)
+            return lang.resolve_dtype(value), "IJK", ()
         except GTScriptDefinitionError as exc:
             raise scope.error(GTScriptDefinitionError, exc.msg, annotation) from None
 

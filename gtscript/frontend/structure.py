@@ -28,6 +28,7 @@ class _Structure:
         scope = self.stencil_scope()
         computations = []
         declared: list[tuple] = []
+        self.temp_data_dims: dict[str, tuple] = {}
         for stmt in self.source.node.body:
             if _is_docstring(stmt) or isinstance(stmt, (ast.ImportFrom, ast.Pass)):
                 continue  # externals were collected by stencil_scope
@@ -55,9 +56,11 @@ class _Structure:
         return unroll_vectors(body, self.source, self.data_dims_of)
 
     def data_dims_of(self, name: str) -> tuple:
-        """The data dimensions of field parameter ``name`` (temporaries have none)."""
+        """The data dimensions of field parameter or declared temporary ``name``."""
         param = self.params.get(name)
-        return tuple(param[4]) if param is not None and param[0] == "field" else ()
+        if param is not None:
+            return tuple(param[4]) if param[0] == "field" else ()
+        return self.temp_data_dims.get(name, ())
 
     def top_level_declaration(self, scope: _Scope, node: ast.AnnAssign) -> tuple:
         """``tmp: Field[float]`` or ``tmp: Field[float] = 0.0`` before the computations (as
@@ -71,7 +74,7 @@ class _Structure:
             raise scope.error(
                 GTScriptSyntaxError, f"{name!r} is a parameter: it cannot be declared", node
             )
-        dtype, axes = self.declared_type(scope, node.annotation)
+        dtype, axes, data_dims = self.declared_type(scope, node.annotation, data_dims=True)
         if axes != "IJK":
             raise scope.error(
                 GTScriptSyntaxError,
@@ -91,7 +94,8 @@ class _Structure:
                     node.value,
                 )
             value = ("const", *scope.position(node.value), value)
-        return ("decl", *scope.position(node), name, dtype, value, axes)
+        self.temp_data_dims[name] = data_dims
+        return ("decl", *scope.position(node), name, dtype, value, axes, data_dims)
 
     @staticmethod
     def with_declarations(declared: list[tuple], computations: list[tuple]) -> list[tuple]:
@@ -104,7 +108,14 @@ class _Structure:
         typed_only = [d for d in declared if d[5] is None]
         if initialised:
             line, col = initialised[0][1], initialised[0][2]
-            body = ("interval", line, col, (0, 0), (1, 0), initialised)
+            stmts = []
+            for d in initialised:
+                if d[7]:  # every element: the assignment of a scalar to a vector (vectors.py)
+                    stmts.append((*d[:5], None, *d[6:]))
+                    stmts.append(("assign", *d[1:3], ("name", *d[1:3], d[3]), d[5]))
+                else:
+                    stmts.append(d)
+            body = ("interval", line, col, (0, 0), (1, 0), stmts)
             computations = [("computation", line, col, "PARALLEL", [body]), *computations]
         if typed_only:
             first = computations[0]

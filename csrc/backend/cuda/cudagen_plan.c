@@ -193,9 +193,11 @@ static void classify_temps(const Stencil *st, KPlan *P, CudaProgram *out, int bl
         /* an IJ temporary keeps its value from level to level at each point: a register
          * would be shared by the points a thread owns, a shared-memory plane is not */
         bool ij = !(st->temps[t]->axes & AX_K);
+        /* a temporary with data dimensions lives in a slab, with the element strides */
+        bool vec = st->temps[t]->ndata > 0;
         TempStorage ts = !used ? TS_UNUSED
-                         : (one_kernel && one_stage && zero && !ij) ? TS_REG
-                         : (one_kernel && k0) ? TS_SMEM
+                         : (one_kernel && one_stage && zero && !ij && !vec) ? TS_REG
+                         : (one_kernel && k0 && !vec) ? TS_SMEM
                                               : TS_SLAB;
         out->storage[t] = ts;
         out->temp_kernel[t] = kernel;

@@ -117,7 +117,7 @@ class vector_ops____numpy_024c021292(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(m=m, out=out, b=b, s=s, a=a)
+        field_args = dict(a=a, b=b, m=m, s=s, out=out)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -156,11 +156,11 @@ class vector_ops____numpy_024c021292(StencilObject):
         _origin_,
         exec_info,
         *,
-        m,
-        out,
-        b,
-        s,
         a,
+        b,
+        m,
+        s,
+        out,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_
