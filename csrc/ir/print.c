@@ -1,6 +1,8 @@
 /* The IR printer: one line per statement, guards and extents shown as the analyses left them. */
 #include "ir/print.h"
 
+#include <stdio.h>
+
 static void print_bound(AxisBound b, StrBuf *o) {
     if (b.level == 0) sb_printf(o, "%d", b.offset);
     else if (b.offset == 0) sb_puts(o, "None");
@@ -132,8 +134,12 @@ void ir_print(const Stencil *st, StrBuf *o) {
                   st->region_exact_domain[0], st->region_exact_domain[1]);
     for (int i = 0; i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
+        char dims[64] = "";
+        for (int d = 0, n = 0; d < s->ndata && n < (int)sizeof dims; d++)
+            n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d%s", d ? ", " : " (data dims ",
+                          s->data_dims[d], d + 1 == s->ndata ? ")" : "");
         sb_printf(o, "    temporary %s: %s%s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
-                  dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", s->ndata ? " (data dims)" : "",
+                  dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", dims,
                   s->access.lo[0], s->access.hi[0], s->access.lo[1],
                   s->access.hi[1], s->access.lo[2], s->access.hi[2],
                   s->column_local ? ", column-local" : "");

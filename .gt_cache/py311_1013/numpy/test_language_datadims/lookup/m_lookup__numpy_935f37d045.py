@@ -110,7 +110,7 @@ class lookup____numpy_935f37d045(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(t1=t1, t2=t2, out=out, x=x)
+        field_args = dict(x=x, out=out, t2=t2, t1=t1)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -149,10 +149,10 @@ class lookup____numpy_935f37d045(StencilObject):
         _origin_,
         exec_info,
         *,
-        t1,
-        t2,
-        out,
         x,
+        out,
+        t2,
+        t1,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_

@@ -117,7 +117,7 @@ class vector_ops____numpy_024c021292(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(a=a, b=b, m=m, s=s, out=out)
+        field_args = dict(a=a, out=out, s=s, m=m, b=b)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -157,10 +157,10 @@ class vector_ops____numpy_024c021292(StencilObject):
         exec_info,
         *,
         a,
-        b,
-        m,
-        s,
         out,
+        s,
+        m,
+        b,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_

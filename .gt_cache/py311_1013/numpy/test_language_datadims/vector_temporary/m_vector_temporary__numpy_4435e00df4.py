@@ -103,7 +103,7 @@ class vector_temporary____numpy_4435e00df4(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(a=a, out=out, m=m)
+        field_args = dict(m=m, out=out, a=a)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -142,9 +142,9 @@ class vector_temporary____numpy_4435e00df4(StencilObject):
         _origin_,
         exec_info,
         *,
-        a,
-        out,
         m,
+        out,
+        a,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_
