@@ -374,6 +374,19 @@ static PyObject *Module_get_min_k_levels(ModuleObject *m, void *unused) {
     return PyLong_FromLong(m->st->min_k_levels);
 }
 
+/* The smallest I, J sizes of a domain on which the per-region extents (halo, field_info)
+ * are exact; calls below them are refused or checked without regions (extents.c). */
+static PyObject *Module_get_region_min_domain(ModuleObject *m, void *unused) {
+    const Stencil *st = m->st;
+    int n[2];
+    for (int d = 0; d < 2; d++) {
+        n[d] = st->region_min_domain[d] > st->region_exact_domain[d] ? st->region_min_domain[d]
+                                                                     : st->region_exact_domain[d];
+        if (n[d] < 1) n[d] = 1;
+    }
+    return Py_BuildValue("(ii)", n[0], n[1]);
+}
+
 static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
     return Py_BuildValue("{s:d,s:s,s:s,s:s,s:s}", "build_time", m->build_seconds, "module_source",
                          m->origin_of_code, "backend",
@@ -414,6 +427,8 @@ static PyGetSetDef Module_getset[] = {
     {"_defaults", (getter)Module_get_defaults, NULL, "{scalar parameter: its default value}.",
      NULL},
     {"min_k_levels", (getter)Module_get_min_k_levels, NULL, "Fewest K levels a domain may have.", NULL},
+    {"region_min_domain", (getter)Module_get_region_min_domain, NULL,
+     "(ni, nj): the smallest domain on which the extents per horizontal region are exact.", NULL},
     {"build_info", (getter)Module_get_build_info, NULL, "How and how fast the module was built.", NULL},
     {"cache_key", (getter)Module_get_cache_key, NULL, "SHA-256 key of the compiled code (see docs/caching.md).", NULL},
     {"__name__", (getter)Module_get_name, NULL, "The stencil's name.", NULL},

@@ -218,11 +218,13 @@ class FieldDescriptor:
     """What a ``Field[...]`` annotation evaluates to."""
 
     dtype: str  # one of DTYPES, or a placeholder name the build's ``dtypes=`` resolves
-    axes: str = "IJK"  # "IJK" | "IJ" | "IK" | "JK" | "I" | "J" | "K"
+    axes: str = "IJK"  # "IJK" | "IJ" | "IK" | "JK" | "I" | "J" | "K" | "" (a GlobalTable)
     data_dims: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         element = self.dtype if not self.data_dims else f"({self.dtype}, {self.data_dims})"
+        if not self.axes:
+            return f"GlobalTable[{element}]"
         return f"Field[{self.axes}, {element}]"
 
 
@@ -257,6 +259,21 @@ def _placeholder(spec: Any) -> str | None:
     if isinstance(base, str) and base not in _DTYPE_NAMES and base.isidentifier():
         return base
     return None
+class GlobalTable:
+    """A read-only lookup table without grid axes (GT4Py's ``GlobalTable``):
+    ``GlobalTable[(np.float64, (n,))]`` is passed as an array of shape ``(n,)`` and read as
+    ``table.A[i]`` (``table.A[i, j]`` for a 2-D table), the same value at every point."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> GlobalTable:
+        raise TypeError("GlobalTable is a type annotation: write GlobalTable[(dtype, (n,))]")
+
+    def __class_getitem__(cls, spec: Any) -> FieldDescriptor:
+        dtype, data_dims = _dtype_and_data_dims(spec)
+        if not data_dims:
+            raise GTScriptDefinitionError(
+                f"GlobalTable[{spec!r}]: a table needs its shape, GlobalTable[(dtype, (n, ...))]"
+            )
+        return FieldDescriptor(dtype, "", data_dims)
 
 
 # --------------------------------------------------------------------------------------------

@@ -142,6 +142,10 @@ class _Field:
             if name in self.axes:
                 lo, hi = box[axis]
                 start = self.origin[axis] + lo + off[axis]
+                if start < 0 or start + hi - lo > self.array.shape[self.axes.index(name)]:
+                    # the call's extent check should have refused this: never wrap around
+                    raise IndexError(f"read of {name} indices {start}..{start + hi - lo - 1} "
+                                     "outside the array")
                 index.append(slice(start, start + hi - lo))
         block = self.array[tuple(index) + tuple(data_index)]
         # Broadcast lower-dimensional fields over the axes they lack.
@@ -202,10 +206,14 @@ class _Executor:
             _, _, _, axes, data_dims = kinds[name]
             self.fields[name] = _Field(array, origin, axes, len(data_dims))
         ni, nj, nk = domain
-        for name, dtype, ((ilo, ihi), (jlo, jhi), (klo, khi)) in tree["temporaries"]:
+        for name, dtype, ext, axes, data_dims in tree["temporaries"]:
+            (ilo, ihi), (jlo, jhi), (klo, khi) = ext
             lo = (-min(ilo, 0), -min(jlo, 0), -min(klo, 0))
             shape = (ni + lo[0] + max(ihi, 0), nj + lo[1] + max(jhi, 0), nk + lo[2] + max(khi, 0))
-            self.fields[name] = _Field(np.zeros(shape, _DTYPES[dtype]), lo, "IJK")
+            if axes == "IJ":  # one plane, kept from level to level
+                shape, lo = shape[:2], lo[:2] + (0,)
+            array = np.zeros(shape + tuple(data_dims), _DTYPES[dtype])
+            self.fields[name] = _Field(array, lo, axes, len(data_dims))
 
     # -- expressions ------------------------------------------------------------------
     def expr(self, e, box):

@@ -672,10 +672,10 @@ def test_declarations():
             a = t1 + t2
 
     assert stmts(stencil)[:4] == [
-        ("decl", "t1", "float64", ("const", 0.0)),
-        ("decl", "t2", "float32", ("name", "a")),
-        ("decl", "t3", "int64", None),
-        ("decl", "t4", "float64", ("const", 1.0)),
+        ("decl", "t1", "float64", ("const", 0.0), "IJK"),
+        ("decl", "t2", "float32", ("name", "a"), "IJK"),
+        ("decl", "t3", "int64", None, "IJK"),
+        ("decl", "t4", "float64", ("const", 1.0), "IJK"),
     ]
     line = line_of(stencil, "t2: np.float32")
     assert parse_definition(stencil, {})["body"][0][4][0][5][1][1:3] == (line, 12)

@@ -129,7 +129,7 @@ def _lambda(a: Field[np.float64], out: Field[np.float64]):
 
 def _attribute(a: Field[np.float64], out: Field[np.float64]):
     with computation(PARALLEL), interval(...):
-        out = a.T
+        out = a.real  # `.T` is the transpose of a matrix field
 
 
 def _python_call(a: Field[np.float64], out: Field[np.float64]):

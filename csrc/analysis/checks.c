@@ -16,6 +16,7 @@ static const char *axes_desc(int axes) {
     case AX_J: return "a J field";
     case AX_I | AX_K: return "an IK field";
     case AX_J | AX_K: return "a JK field";
+    case 0: return "a GlobalTable";
     default: return "a field";
     }
 }

@@ -19,8 +19,10 @@ typedef struct {
 
 typedef struct {
     Stencil *st;
-    HExt *need; /* per slot */
-    HExt cur;   /* extent of the statement being visited */
+    HExt *need;        /* per slot */
+    int (*req)[2];     /* per slot: the domain the need assumes (require_domain) */
+    HExt cur;          /* extent of the statement being visited */
+    const Stmt *boxed; /* the statement whose region boxes restrict the reads (NULL: none) */
 } ExtCtx;
 
 static void mee(HExt *a, const HExt *b) {
@@ -30,20 +32,106 @@ static void mee(HExt *a, const HExt *b) {
     }
 }
 
+/* An extent that holds on a domain of at least n points along axis d. */
+static void require_domain(int *req, int d, int n) {
+    if (n > req[d]) req[d] = n;
+}
+
+/*
+ * Per-region extents (as GT4Py computes them): a statement inside region boxes runs only on
+ * box ∩ its extent, so an access at offset `off` reaches those points shifted, not the whole
+ * extent shifted. A box bound is anchored at the domain's start (level 0) or end (level 1);
+ * the reach is an extent relative to the domain only if the domain is large enough that the
+ * start-anchored and end-anchored points do not cross. Every such assumption is recorded in
+ * `req` (per axis), and the call does not rely on the extent on a smaller domain.
+ * Returns false when the box and the extent do not overlap (nothing is accessed); otherwise
+ * `out` gets the reach, widened to contain the domain itself (extents satisfy lo <= 0 <= hi).
+ */
+static bool box_reach(int *req, const int *h, const Box *box, const int *off, HExt *out) {
+    HExt r;
+    for (int d = 0; d < 2; d++) {
+        int elo = h[2 * d], ehi = h[2 * d + 1], o = off[d];
+        const AxisBound *bl = box->has[2 * d] ? &box->b[2 * d] : NULL;
+        const AxisBound *bu = box->has[2 * d + 1] ? &box->b[2 * d + 1] : NULL;
+        /* first point L = max(extent's start, box's start): with an end-anchored box start,
+         * L >= n + loff (the extent's start may still be larger on a small domain) */
+        bool lend = bl && bl->level == 1;
+        int loff = elo;
+        if (lend) loff = bl->offset;
+        else if (bl && bl->offset > loff) loff = bl->offset;
+        /* one past the last point U = min(extent's end, box's end): with a start-anchored
+         * box end, U <= uoff */
+        bool uend = !(bu && bu->level == 0);
+        int uoff = uend ? ehi : bu->offset;
+        if (uend && bu && bu->offset < uoff) uoff = bu->offset;
+        if (lend == uend) {
+            if (uoff <= loff) return false; /* empty on every domain */
+        } else if (lend) {
+            /* L >= n + loff and U <= min(n + ehi, uoff): empty if loff >= ehi, or once
+             * n + loff >= uoff */
+            if (loff < ehi) require_domain(req, d, uoff - loff);
+            return false;
+        }
+        if (lend) {
+            /* reads from L + o >= n + loff + o: inside the domain once that is >= 0 (always
+             * when the extent's own start reads inside it) */
+            if (elo + o < 0) require_domain(req, d, -(loff + o));
+            r.lo[d] = 0;
+        } else {
+            r.lo[d] = loff + o < 0 ? loff + o : 0;
+        }
+        if (uend) {
+            r.hi[d] = uoff + o > 0 ? uoff + o : 0;
+        } else {
+            /* reads up to U - 1 + o <= uoff - 1 + o: inside the domain once n >= uoff + o
+             * (always when the extent's own end reads inside it) */
+            if (ehi + o > 0) require_domain(req, d, uoff + o);
+            r.hi[d] = 0;
+        }
+    }
+    *out = r;
+    return true;
+}
+
+/* Calls `fn` with each extent that an access at `off` by a statement of extent `h` reaches:
+ * one per region box the statement is restricted to (boxes not overlapping the extent
+ * reach nothing), or the extent shifted by the offset. Returns how many it reported. */
+static int access_reach(int *req, const Stmt *boxed, const int *h, const int *off,
+                        void (*fn)(void *, const HExt *), void *ctx) {
+    if (boxed == NULL || boxed->nboxes == 0) {
+        HExt r = {{h[0] + off[0], h[2] + off[1]}, {h[1] + off[0], h[3] + off[1]}};
+        fn(ctx, &r);
+        return 1;
+    }
+    int n = 0;
+    for (int b = 0; b < boxed->nboxes; b++) {
+        HExt r;
+        if (box_reach(req, h, &boxed->boxes[b], off, &r)) {
+            fn(ctx, &r);
+            n++;
+        }
+    }
+    return n;
+}
+
+static void mee_into(void *ctx, const HExt *r) { mee(ctx, r); }
+
 static void need_read(void *ctx, Expr *e) {
     ExtCtx *X = ctx;
-    HExt h = X->cur;
-    for (int d = 0; d < 2; d++) {
-        h.lo[d] += e->field.off[d];
-        h.hi[d] += e->field.off[d];
-    }
-    mee(&X->need[e->field.sym->slot], &h);
+    const HExt *c = &X->cur;
+    int h[4] = {c->lo[0], c->hi[0], c->lo[1], c->hi[1]};
+    int slot = e->field.sym->slot;
+    access_reach(X->req[slot], X->boxed, h, e->field.off, mee_into, &X->need[slot]);
 }
 
 /* Collect the targets' needs (backward order) into the statement's extent. */
 static void targets_need(ExtCtx *X, Stmt *s, HExt *out) {
     if (s->kind == S_ASSIGN) {
-        mee(out, &X->need[s->assign.target->slot]);
+        int slot = s->assign.target->slot;
+        mee(out, &X->need[slot]);
+        /* the statement's extent, hence what it computes, holds on the domains the need
+         * holds on: a smaller domain would read values nothing computed */
+        for (int d = 0; d < 2; d++) require_domain(X->st->region_min_domain, d, X->req[slot][d]);
     } else if (s->kind == S_WHILE) {
         for (int i = 0; i < s->while_.body.n; i++) targets_need(X, s->while_.body.items[i], out);
     }
@@ -59,6 +147,7 @@ static void set_extent(Stmt *s, const HExt *h) {
 }
 
 static void reads_need(ExtCtx *X, Stmt *s) {
+    if (s->nboxes) X->boxed = s; /* a while's body runs inside the while's boxes */
     expr_visit_fields(s->guard, need_read, X);
     if (s->kind == S_ASSIGN) {
         expr_visit_fields(s->assign.value, need_read, X);
@@ -85,6 +174,7 @@ static void backward_pass(ExtCtx *X) {
                 }
                 set_extent(s, &h);
                 X->cur = h;
+                X->boxed = NULL;
                 reads_need(X, s);
             }
         }
@@ -96,6 +186,7 @@ static void backward_pass(ExtCtx *X) {
 typedef struct {
     Stencil *st;
     const Stmt *stmt;
+    const Stmt *boxed; /* the statement whose region boxes restrict the accesses, or NULL */
     Policy policy;
     int *klo, *khi; /* per slot, within the current interval; khi < klo: not accessed */
 } AccCtx;
@@ -138,6 +229,31 @@ static void kaccess(AccCtx *A, int slot, int k) {
     }
 }
 
+typedef struct {
+    Symbol *sym;
+    int k;
+} Widen;
+
+static void widen_into(void *ctx, const HExt *r) {
+    Widen *w = ctx;
+    widen(w->sym, r->lo[0], r->hi[0], r->lo[1], r->hi[1], w->k);
+}
+
+/* The access extent of an access at horizontal offset `off` by the current statement, per
+ * region box (access_reach); an access in no box's reach still counts at K offset k. */
+static void widen_access(AccCtx *A, Symbol *s, const int *off, int k) {
+    Widen w = {s, k};
+    const int *h = A->stmt->horizontal_extent;
+    if (access_reach(A->st->region_exact_domain, A->boxed, h, off, widen_into, &w) == 0)
+        widen(s, 0, 0, 0, 0, k);
+    /* the extent ignoring regions: always safe, for domains below region_exact_domain */
+    int *p = s->plain_hext;
+    if (h[0] + off[0] < p[0]) p[0] = h[0] + off[0];
+    if (h[1] + off[0] > p[1]) p[1] = h[1] + off[0];
+    if (h[2] + off[1] < p[2]) p[2] = h[2] + off[1];
+    if (h[3] + off[1] > p[3]) p[3] = h[3] + off[1];
+}
+
 static void access_read(void *ctx, Expr *e) {
     AccCtx *A = ctx;
     Symbol *s = e->field.sym;
@@ -146,7 +262,8 @@ static void access_read(void *ctx, Expr *e) {
     if (e->field.kexpr) A->st->has_variable_k = true;
     /* A variable K offset's range is only known at run time; the call checks it. */
     int k = e->field.kexpr ? 0 : o[2];
-    widen(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1], k);
+    widen_access(A, s, o, k);
+    /* the aliasing check stays with the whole extent: conservative */
     widen_read(s, h[0] + o[0], h[1] + o[0], h[2] + o[1], h[3] + o[1]);
     if (A->policy == POLICY_PARALLEL && (o[2] != 0 || e->field.kexpr)) s->kread_parallel = true;
     kaccess(A, s->slot, k);
@@ -154,6 +271,7 @@ static void access_read(void *ctx, Expr *e) {
 
 static void access_stmt(AccCtx *A, Stmt *s) {
     A->stmt = s;
+    if (s->nboxes) A->boxed = s; /* a while's body runs inside the while's boxes */
     expr_visit_fields(s->guard, access_read, A);
     if (s->kind == S_ASSIGN) {
         expr_visit_fields(s->assign.value, access_read, A);
@@ -164,8 +282,10 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         if (t->first_write_line == 0) t->first_write_line = s->line;
         /* a variable K offset: its reads count; the call checks the levels written */
         if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, access_read, A);
-        widen(t, h[0], h[1], h[2], h[3], s->assign.kexpr ? 0 : s->assign.koff);
-        kaccess(A, t->slot, s->assign.kexpr ? 0 : s->assign.koff);
+        static const int zero[2] = {0, 0};
+        int koff = s->assign.kexpr ? 0 : s->assign.koff;
+        widen_access(A, t, zero, koff);
+        kaccess(A, t->slot, koff);
     } else if (s->kind == S_WHILE) {
         expr_visit_fields(s->while_.cond, access_read, A);
         for (int i = 0; i < s->while_.body.n; i++) access_stmt(A, s->while_.body.items[i]);
@@ -192,7 +312,7 @@ static bool access_pass(Stencil *st) {
         free(khi);
         return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     }
-    AccCtx A = {st, NULL, POLICY_PARALLEL, klo, khi};
+    AccCtx A = {st, NULL, NULL, POLICY_PARALLEL, klo, khi};
     bool ok = true;
     for (int c = 0; c < st->ncomps && ok; c++) {
         Computation *comp = &st->comps[c];
@@ -200,7 +320,10 @@ static bool access_pass(Stencil *st) {
         for (int i = 0; i < comp->nintervals && ok; i++) {
             Interval *in = &comp->intervals[i];
             for (int s = 0; s < n; s++) klo[s] = 1, khi[s] = 0;
-            for (int k = 0; k < in->body.n; k++) access_stmt(&A, in->body.items[k]);
+            for (int k = 0; k < in->body.n; k++) {
+                A.boxed = NULL;
+                access_stmt(&A, in->body.items[k]);
+            }
             for (int s = 0; s < n && ok; s++)
                 if (khi[s] >= klo[s])
                     ok = push_kacc(st, (KAccess){s, in->start, in->end, klo[s], khi[s]});
@@ -256,10 +379,16 @@ static void min_levels(Stencil *st) {
 
 bool extents_compute(Stencil *st) {
     int n = stencil_nslots(st);
-    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), {{0, 0}, {0, 0}}};
-    if (X.need == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    ExtCtx X = {st, calloc((size_t)(n + 1), sizeof(HExt)), calloc((size_t)(n + 1), sizeof(int[2])),
+                {{0, 0}, {0, 0}}, NULL};
+    if (X.need == NULL || X.req == NULL) {
+        free(X.need);
+        free(X.req);
+        return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    }
     backward_pass(&X);
     free(X.need);
+    free(X.req);
     min_levels(st);
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
@@ -279,6 +408,7 @@ static void reset_symbol_facts(Symbol *s) {
     memset(s->reach_lo, 0, sizeof s->reach_lo);
     memset(s->reach_hi, 0, sizeof s->reach_hi);
     memset(s->read_hext, 0, sizeof s->read_hext);
+    memset(s->plain_hext, 0, sizeof s->plain_hext);
 }
 
 /*
@@ -315,8 +445,11 @@ bool extents_recompute_keeping_contract(Stencil *st) {
     for (int i = 0; i < st->ntemps; i++) reset_symbol_facts(st->temps[i]);
     st->nkacc = 0;
     st->extended_writes = false;
+    /* the arguments' extents, and the domains on which they are exact, stay the contract's */
+    int exact[2] = {st->region_exact_domain[0], st->region_exact_domain[1]};
     bool ok = extents_compute(st);
     if (ok) {
+        memcpy(st->region_exact_domain, exact, sizeof exact);
         for (int i = 0; i < st->nparams; i++) *st->params[i] = saved[i];
         int n = 0;
         for (int i = 0; i < st->nkacc; i++)

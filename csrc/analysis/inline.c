@@ -204,7 +204,8 @@ static Expr *rewrite(Inliner *I, Expr *e) {
     case E_KINDEX: return e;
     case E_FIELD: {
         Symbol *t = e->field.sym;
-        if (t->kind == SYM_TEMP && e->field.off[2] == 0 && e->field.kexpr == NULL &&
+        /* an IJ temporary keeps its value from level to level: never recomputed in place */
+        if (t->kind == SYM_TEMP && t->axes == AX_IJK && e->field.off[2] == 0 && e->field.kexpr == NULL &&
             e->field.ndi == 0) {
             const Stmt *d = reaching_def(I, t);
             int size = d ? expr_size(d->assign.value) : 0;

@@ -31,7 +31,10 @@ static bool single_level(const Interval *in) {
  * (GT4Py rejects these writes too). */
 static bool check_lower_dim_write(Lower *L, const Stmt *s) {
     const Symbol *t = s->assign.target;
-    if (t->kind != SYM_FIELD || t->axes == AX_IJK) return true;
+    if (t->axes == AX_IJK) return true; /* fields and temporaries (IJ temporaries) alike */
+    if (t->axes == 0)
+        return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
+                          "'%s' is a GlobalTable: tables are read-only lookup tables", t->name);
     if (!(t->axes & AX_I) || !(t->axes & AX_J))
         return diag_error(L->st, DIAG_SEMANTIC, s->line, s->col,
                           "'%s' is %s field: it can only be read (the points along its missing "

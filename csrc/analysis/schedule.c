@@ -118,7 +118,10 @@ static bool note_column_groups(Stencil *st) {
         if (comp->columnwise && !comp->column_fuse_next) group++;
     }
     for (int t = 0; t < st->ntemps; t++)
-        st->temps[t]->column_local = L.group[t] >= 0;
+        /* an IJ temporary's bundle buffer would need a K stride of 0, one with data
+         * dimensions element strides: they keep a tile buffer */
+        st->temps[t]->column_local = L.group[t] >= 0 && st->temps[t]->axes == AX_IJK &&
+                                     st->temps[t]->ndata == 0;
     /* lanes: enough independent chains to cover a divide's latency; more lanes interleave
      * more memory streams than the prefetchers follow well (benchmarks/: 4 is best for
      * float32 and float64 alike on the tridiagonal solver and the advection step) */

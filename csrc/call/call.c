@@ -416,15 +416,20 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
         if (d < 0 || !s->has_access) continue;
+        /* per-region extents are exact from region_exact_domain points on; below, the
+         * regions' edges may cross and only the extent ignoring regions is sure */
+        bool plain = n[a] < st->region_exact_domain[a];
+        int elo = s->reach_lo[a], ehi = s->reach_hi[a];
+        if (plain && s->plain_hext[2 * a] < elo) elo = s->plain_hext[2 * a];
+        if (plain && s->plain_hext[2 * a + 1] > ehi) ehi = s->plain_hext[2 * a + 1];
         int64_t lo, hi;
-        if (!add3(o[a], s->reach_lo[a], 0, &lo, s) || !add3(o[a], n[a], s->reach_hi[a], &hi, s))
-            return false;
+        if (!add3(o[a], elo, 0, &lo, s) || !add3(o[a], n[a], ehi, &hi, s)) return false;
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
                          "argument '%s': origin %lld + domain %lld along %c with the stencil's "
-                         "offsets <%d, %d> needs indices %lld..%lld, but the array has size %zd",
-                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], s->reach_lo[a],
-                         s->reach_hi[a], (long long)lo, (long long)hi - 1,
+                         "extent <%d, %d> needs indices %lld..%lld, but the array has size %zd",
+                         s->name, (long long)o[a], (long long)n[a], "IJK"[a], elo, ehi,
+                         (long long)lo, (long long)hi - 1,
                          (Py_ssize_t)PyArray_DIM(arr, d));
             return false;
         }
@@ -590,6 +595,17 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         PyErr_Format(PyExc_ValueError,
                      "the domain has %lld K levels but the stencil's intervals need at least %d",
                      (long long)b->domain[2], st->min_k_levels);
+        return false;
+    }
+    if (b->domain[0] && b->domain[1] && b->domain[2] &&
+        (b->domain[0] < st->region_min_domain[0] || b->domain[1] < st->region_min_domain[1])) {
+        /* per-region extents assume the regions' edges do not cross; below this size they
+         * would, and the extents (hence the bounds check) would no longer be exact */
+        PyErr_Format(PyExc_ValueError,
+                     "the domain is %lld x %lld in I and J, but the stencil's horizontal regions "
+                     "need at least %d x %d points for its extents to hold",
+                     (long long)b->domain[0], (long long)b->domain[1], st->region_min_domain[0],
+                     st->region_min_domain[1]);
         return false;
     }
     note_shared_memory(st, b);

@@ -322,15 +322,30 @@ static bool alloc_slabs(Launch *L, Buffers *B, char **ptrs, int64_t *strides, bo
         const Symbol *s = st->temps[t];
         int lo[3], hi[3];
         cuda_temp_halo(s, lo, hi);
-        int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = L->nk + hi[2] - lo[2];
+        bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
+        int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = ij ? 1 : L->nk + hi[2] - lo[2];
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;
         sv[0] = swap ? nj : 1;
         sv[1] = swap ? 1 : ni;
-        sv[2] = ni * nj;
-        sv[3] = ni * nj * nk; /* one block's slab */
+        sv[2] = ij ? 0 : ni * nj;
+        /* data dimensions outermost within a block's slab, the last fastest */
+        int64_t span = ni * nj * nk;
+        for (int d = s->ndata - 1; d >= 0; d--) {
+            sv[3 + d] = span;
+            if (__builtin_mul_overflow(span, (int64_t)s->data_dims[d], &span)) {
+                snprintf(L->err, sizeof L->err, "temporary '%s' is too large", s->name);
+                return false;
+            }
+        }
+        sv[GT_STRIDES - 1] = span; /* one block's slab (cudagen.c's slot_ptr) */
         int item = dtype_size(s->dtype);
-        if (!rt_alloc(L->rt, (size_t)(sv[3] * nblocks) * (size_t)item, &B->slab[t], L->err, sizeof L->err))
+        size_t bytes;
+        if (__builtin_mul_overflow((size_t)span, (size_t)nblocks, &bytes) ||
+            __builtin_mul_overflow(bytes, (size_t)item, &bytes)) {
+            snprintf(L->err, sizeof L->err, "temporary '%s' is too large", s->name);
             return false;
+        }
+        if (!rt_alloc(L->rt, bytes, &B->slab[t], L->err, sizeof L->err)) return false;
         ptrs[s->slot] = (char *)(uintptr_t)B->slab[t] + (-lo[0] * sv[0] - lo[1] * sv[1] - lo[2] * sv[2]) * item;
     }
     return true;

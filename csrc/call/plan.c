@@ -4,6 +4,7 @@
 #include "call/plan.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,11 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
             int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
                               domain[2] - e->lo[2] + e->hi[2]};
+            bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
+            if (ij) {
+                lo[2] = 0;
+                len[2] = 1;
+            }
             bool bundle = cpu_bundle_buffer(st, s, layout);
             if (bundle) { /* one bundle of columns, lane-major: see codegen.h */
                 lo[0] = lo[1] = 0;
@@ -116,17 +122,30 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             } else if (layout == LAYOUT_I_UNIT) { /* I fastest, for Fortran-ordered calls */
                 sv[0] = 1;
                 sv[1] = (len[0] + line - 1) / line * line;
-                sv[2] = sv[1] * len[1];
+                sv[2] = ij ? 0 : sv[1] * len[1];
+            } else if (ij) { /* J fastest, rows padded to cache lines */
+                sv[2] = 0;
+                sv[1] = 1;
+                sv[0] = (len[1] + line - 1) / line * line;
             } else { /* K fastest (C order, NumPy's default) */
                 sv[2] = 1;
                 sv[1] = (len[2] + line - 1) / line * line;
                 sv[0] = sv[1] * len[1];
             }
-            int64_t span = bundle ? len[1] * len[2] : layout == LAYOUT_I_UNIT ? sv[2] * len[2] : sv[0] * len[0];
+            int64_t span = bundle ? len[1] * len[2]
+                           : layout == LAYOUT_I_UNIT ? sv[1] * len[1] * len[2]
+                                                     : sv[0] * len[0];
+            /* data dimensions outermost: one whole buffer per element, the last fastest */
+            for (int d = s->ndata - 1; d >= 0; d--) {
+                sv[3 + d] = span;
+                if (__builtin_mul_overflow(span, (int64_t)s->data_dims[d], &span)) goto oom;
+            }
             int64_t origin = (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
-            int64_t pad = (64 - origin % 64) % 64;
+            int64_t pad = (64 - origin % 64) % 64, bytes;
+            if (__builtin_mul_overflow(span, (int64_t)item, &bytes) || bytes > INT64_MAX - pad - 64)
+                goto oom;
             char *mem;
-            if (posix_memalign((void **)&mem, 64, (size_t)(span * item + pad) + 64) != 0) goto oom;
+            if (posix_memalign((void **)&mem, 64, (size_t)(bytes + pad) + 64) != 0) goto oom;
             p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
             p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] = mem + pad + origin;
         }

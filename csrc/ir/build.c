@@ -121,6 +121,8 @@ static bool build_data_index(Builder *b, PyObject *tup, int *ndi, int *di, int l
     for (Py_ssize_t i = 0; i < n; i++) {
         long v = PyLong_AsLong(PyTuple_GET_ITEM(tup, i));
         if (v == -1 && PyErr_Occurred()) return bad(b, "data index item");
+        if (v < INT32_MIN || v > INT32_MAX)
+            return diag_error(b->st, DIAG_SEMANTIC, line, col, "data index or size %ld is out of range", v);
         di[i] = (int)v;
     }
     *ndi = (int)n;
@@ -528,6 +530,39 @@ static bool declare_stmt(Builder *b, PyObject *node) {
         id = get_str(b, target, 3);
     } else if (strcmp(tag, "decl") == 0) {
         id = get_str(b, node, 3);
+        if (id == NULL) return false;
+        /* a declaration fixes the temporary's axes: it must come before any other use */
+        int axes = AX_IJK;
+        if (PyTuple_GET_SIZE(node) > 6) {
+            const char *ax = get_str(b, node, 6);
+            if (ax == NULL) return false;
+            if (strcmp(ax, "IJ") == 0) axes = AX_I | AX_J;
+            else if (strcmp(ax, "IJK") != 0) return bad(b, "decl axes");
+        }
+        Symbol *sym = stencil_lookup(st, id);
+        if (sym == NULL) {
+            if ((sym = stencil_add_temp(st, id, line, col)) == NULL) return false;
+            sym->axes = axes;
+            /* data dimensions: declared before the computations, so before any use */
+            PyObject *dd = PyTuple_GET_SIZE(node) > 7 ? get_item(b, node, 7) : NULL;
+            if (dd && !build_data_index(b, dd, &sym->ndata, sym->data_dims, line, col)) return false;
+            /* the cuda backend keeps a slab's block size in the last stride */
+            if (sym->ndata > GT_MAX_DATA_DIMS - 1)
+                return diag_error(st, DIAG_SEMANTIC, line, col,
+                                  "temporary '%s': at most %d data dimensions are supported", id,
+                                  GT_MAX_DATA_DIMS - 1);
+            for (int d = 0; d < sym->ndata; d++)
+                if (sym->data_dims[d] <= 0 || sym->data_dims[d] > 1 << 20)
+                    return diag_error(st, DIAG_SEMANTIC, line, col,
+                                      "temporary '%s': data dimension %d has size %d (1 to %d)",
+                                      id, d, sym->data_dims[d], 1 << 20);
+        } else if (sym->kind == SYM_TEMP && sym->axes != axes) {
+            return diag_error(st, DIAG_SEMANTIC, line, col,
+                              "temporary '%s' is declared as an %s field after its first use as "
+                              "an %s field: declare it before it is first assigned",
+                              id, axes == AX_IJK ? "IJK" : "IJ", sym->axes == AX_IJK ? "IJK" : "IJ");
+        }
+        return true;
     } else if (strcmp(tag, "if") == 0) {
         return declare_targets(b, get_item(b, node, 4)) && declare_targets(b, get_item(b, node, 5));
     } else if (strcmp(tag, "while") == 0 || strcmp(tag, "region") == 0) {
@@ -573,8 +608,9 @@ static bool build_params(Builder *b, PyObject *params) {
             s->slot = st->nfields++;
             for (const char *c = axes; *c; c++)
                 s->axes |= *c == 'I' ? AX_I : *c == 'J' ? AX_J : *c == 'K' ? AX_K : 0;
-            if (s->axes == 0) return bad(b, "field axes");
             if (!build_data_index(b, dd, &s->ndata, s->data_dims, 0, 0)) return false;
+            /* no grid axes: a GlobalTable, which has data dimensions only */
+            if (s->axes == 0 && s->ndata == 0) return bad(b, "field axes");
         } else if (strcmp(kind, "scalar") == 0) {
             s->kind = SYM_SCALAR;
             s->axes = 0;

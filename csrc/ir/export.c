@@ -212,8 +212,17 @@ static PyObject *export_temps(const Stencil *st) {
     for (int i = 0; l && i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
         const Extent *a = &s->access;
-        PyObject *t = Py_BuildValue("(ss((ii)(ii)(ii)))", s->name, dtype_name(s->dtype), a->lo[0],
-                                    a->hi[0], a->lo[1], a->hi[1], a->lo[2], a->hi[2]);
+        PyObject *dd = PyTuple_New(s->ndata);
+        for (int d = 0; dd && d < s->ndata; d++) {
+            PyObject *v = PyLong_FromLong(s->data_dims[d]);
+            if (v == NULL) Py_CLEAR(dd);
+            else PyTuple_SET_ITEM(dd, d, v);
+        }
+        PyObject *t = dd == NULL ? NULL
+                                 : Py_BuildValue("(ss((ii)(ii)(ii))sN)", s->name, dtype_name(s->dtype),
+                                                 a->lo[0], a->hi[0], a->lo[1], a->hi[1], a->lo[2],
+                                                 a->hi[2], s->axes & AX_K ? "IJK" : "IJ", dd);
+        if (t == NULL) Py_XDECREF(dd);
         if (t == NULL) {
             Py_CLEAR(l);
             break;

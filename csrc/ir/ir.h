@@ -80,6 +80,9 @@ typedef struct Symbol {
     /* reads only (the call's aliasing check): horizontal extent of the points read around
      * each point of the domain, and whether a PARALLEL statement reads it at another K level */
     int read_hext[4]; /* ilo, ihi, jlo, jhi */
+    /* reads and writes, ignoring horizontal regions (every statement accesses its whole
+     * extent): the call checks these on a domain below st->region_exact_domain */
+    int plain_hext[4];
     bool kread_parallel;
     /* fields: read at a K level the kernel checks (kchecked): the array must hold every level
      * of the compute domain */
@@ -303,6 +306,13 @@ typedef struct Stencil {
     /* an argument field is written beyond the compute domain (read later with an offset):
      * tiles would write each other's halo, so the stencil runs as a single tile */
     bool extended_writes;
+    /* per-region extents (extents.c) hold when the domain has at least this many points
+     * along I and J (the regions' start- and end-anchored edges do not cross). Below
+     * region_min_domain, statements would compute less than later statements read: the call
+     * refuses; below region_exact_domain, the argument fields' access extents may be too
+     * small: the call checks plain_hext instead. Both only grow (recomputing extents keeps
+     * the contract). */
+    int region_min_domain[2], region_exact_domain[2];
     /* some read has a variable or absolute K index (kexpr): the call checks its range */
     bool has_variable_k;
     /* some expression has a run-time data index (FN_DATA_INDEX): the call checks its range;

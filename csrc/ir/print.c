@@ -1,6 +1,8 @@
 /* The IR printer: one line per statement, guards and extents shown as the analyses left them. */
 #include "ir/print.h"
 
+#include <stdio.h>
+
 static void print_bound(AxisBound b, StrBuf *o) {
     if (b.sym) {
         sb_puts(o, b.sym->name);
@@ -131,10 +133,22 @@ void ir_print(const Stencil *st, StrBuf *o) {
                   dtype_name(s->dtype));
     }
     sb_puts(o, ")\n");
+    if (st->region_min_domain[0] > 1 || st->region_min_domain[1] > 1)
+        sb_printf(o, "    # per-region extents: calls need a domain of at least %d x %d in I, J\n",
+                  st->region_min_domain[0], st->region_min_domain[1]);
+    if (st->region_exact_domain[0] > 1 || st->region_exact_domain[1] > 1)
+        sb_printf(o, "    # per-region extents hold from a domain of %d x %d in I, J (below: checked "
+                  "without regions)\n",
+                  st->region_exact_domain[0], st->region_exact_domain[1]);
     for (int i = 0; i < st->ntemps; i++) {
         const Symbol *s = st->temps[i];
-        sb_printf(o, "    temporary %s: %s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
-                  dtype_name(s->dtype), s->access.lo[0], s->access.hi[0], s->access.lo[1],
+        char dims[64] = "";
+        for (int d = 0, n = 0; d < s->ndata && n < (int)sizeof dims; d++)
+            n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d%s", d ? ", " : " (data dims ",
+                          s->data_dims[d], d + 1 == s->ndata ? ")" : "");
+        sb_printf(o, "    temporary %s: %s%s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
+                  dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", dims,
+                  s->access.lo[0], s->access.hi[0], s->access.lo[1],
                   s->access.hi[1], s->access.lo[2], s->access.hi[2],
                   s->column_local ? ", column-local" : "");
     }

@@ -15,6 +15,8 @@ The modules follow the stages:
 * ``translator`` and its mixins ``names`` (name resolution, compile-time values),
   ``structure`` (computations, intervals, regions), ``statements``, ``expressions``,
   ``calls`` (builtins, casts, inlining): the AST walk that produces the tree;
+* ``vectors``: whole-vector and matrix expressions on data dimensions, unrolled per element
+  on the finished tree;
 * ``fingerprint``: the decorator's cheap pre-key of a definition;
 * ``syntax``: the operator tables and AST helpers they share.
 

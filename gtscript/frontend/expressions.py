@@ -119,12 +119,23 @@ class _Expressions:
         return ("name", *pos, node.id)  # a stencil name: the C core resolves it
 
     def expr_Attribute(self, scope: _Scope, node: ast.Attribute, pre: list[tuple]) -> tuple:
-        """``ns.NAME`` on an external (or global) namespace object -> a constant."""
+        """``ns.NAME`` on an external (or global) namespace object -> a constant (``gtscript.K``:
+        the level's index); ``m.T`` on a field (or expression) with two data dimensions -> its
+        transpose (vectors.py)."""
         axis = self.axis_value(scope, node)
         if axis is not None:  # gtscript.K
             return axis
+        if node.attr == "T" and self.is_field_expression(scope, node.value):
+            return ("transpose", *scope.position(node), self.expr(scope, node.value, pre))
         value = self.dotted_value(scope, node)
         return self.constant(scope, node, value, f"`{ast.unparse(node)}`")
+
+    def is_field_expression(self, scope: _Scope, node: ast.expr) -> bool:
+        """Whether ``node`` is run-time data (a field, a temporary, an expression), not an
+        external or global namespace."""
+        if isinstance(node, ast.Name):
+            return self.resolve_name(scope, node.id)[0] in ("binding", "local", "runtime")
+        return not isinstance(node, ast.Attribute)
 
     def dotted_value(self, scope: _Scope, node: ast.expr) -> Any:
         """The object ``a`` / ``a.b.c`` names, resolving ``a`` as an external or global."""
@@ -162,6 +173,8 @@ class _Expressions:
         (or ``absk``) expression."""
         if isinstance(node.value, ast.Call) and self.is_absolute_k(scope, node.value):
             access = self.absolute_k(scope, node.value, pre)
+        elif self.is_data_accessor(scope, node.value):
+            access = self.data_accessor(scope, node.value)
         elif not isinstance(node.value, ast.Subscript):
             return self.field_access(scope, node, pre)
         else:
@@ -179,6 +192,37 @@ class _Expressions:
             lambda fixed, _: (*access[:5], fixed),
             lambda pos, cond, a, b: ("ternary", *pos, cond, a, b),
         )
+
+    def is_data_accessor(self, scope: _Scope, node: ast.expr) -> bool:
+        """Whether ``node`` is ``f.A`` on a field (GT4Py's data-dimension accessor)."""
+        return (isinstance(node, ast.Attribute) and node.attr == "A"
+                and isinstance(node.value, ast.Name)
+                and self.resolve_name(scope, node.value.id)[0] in ("binding", "local", "runtime"))
+
+    def data_accessor(self, scope: _Scope, node: ast.Attribute) -> tuple:
+        """``f.A`` (indexed next with ``[n, ...]``): field f at the current point; its data
+        index is absolute, as in GT4Py (the only way to index a field without I, J, K axes,
+        such as a GlobalTable)."""
+        name = node.value.id
+        kind, value = self.resolve_name(scope, name)
+        if kind == "runtime" and self.params.get(name, ("field",))[0] == "scalar":
+            raise scope.error(
+                GTScriptSyntaxError, f"scalar parameter {name!r} has no data accessor `.A`", node
+            )
+        if kind == "binding":
+            if value[0] == "index" and value[4:] == ((0, 0, 0), ()):
+                value = ("name", *value[1:4])
+            if value[0] != "name":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"`{name}.A[...]` needs a field passed as the argument {name!r}, not an "
+                    f"expression or a shifted field",
+                    node,
+                )
+            name = value[3]
+        elif kind == "local":
+            name = value
+        return ("index", *scope.position(node), name, (0, 0, 0), ())
 
     def data_index(self, scope: _Scope, node: ast.expr, pre: list[tuple]) -> list:
         """The data indices: ints, or expressions for indices only known at run time."""
@@ -273,7 +317,15 @@ class _Expressions:
             field_name = value[3] if value[0] in ("name", "index") else None
         else:
             field_name = value if kind == "local" else name
-        offsets = self.offsets(scope, node, self.field_axes.get(field_name, "IJK"), pre)
+        axes = self.field_axes.get(field_name, "IJK")
+        if not axes:
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"{field_name!r} is a GlobalTable, without grid axes: read it as "
+                f"{field_name}.A[i] (the same value at every point)",
+                node,
+            )
+        offsets = self.offsets(scope, node, axes, pre)
         if kind == "binding":
             return self.compose(scope, node, value, offsets)
         return ("index", *scope.position(node), field_name, offsets, ())
@@ -434,11 +486,12 @@ class _Expressions:
         return ("binop", *pos, "+", as_expr(a), as_expr(b))
 
     def expr_BinOp(self, scope: _Scope, node: ast.BinOp, pre: list[tuple]) -> tuple:
-        op = _BINOPS.get(type(node.op))
+        op = "@" if isinstance(node.op, ast.MatMult) else _BINOPS.get(type(node.op))
         if op is None:
             raise scope.error(
                 GTScriptSyntaxError,
-                "this operator is not part of GTScript (use + - * / // % **)",
+                "this operator is not part of GTScript (use + - * / // % **, or @ on "
+                "fields with data dimensions)",
                 node,
             )
         left = self.expr(scope, node.left, pre)

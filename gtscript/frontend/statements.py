@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
+import numpy as np
+
 from .. import lang
 from ..errors import (
     GTScriptDefinitionError,
@@ -168,27 +170,41 @@ class _Statements:
             raise scope.error(
                 GTScriptSyntaxError, f"{name!r} is a parameter: it cannot be declared", node
             )
-        dtype = self.declared_dtype(scope, node.annotation)
+        dtype, axes, _ = self.declared_type(scope, node.annotation)
         pre: list[tuple] = []
         value = None if node.value is None else self.expr(scope, node.value, pre)
-        pre.append(("decl", *scope.position(node), scope.renames.get(name, name), dtype, value))
+        pre.append(
+            ("decl", *scope.position(node), scope.renames.get(name, name), dtype, value, axes)
+        )
         out.extend(pre)
 
-    def declared_dtype(self, scope: _Scope, annotation: ast.expr) -> str:
-        """The dtype of a temporary declaration's annotation (a dtype or an IJK Field)."""
+    def declared_type(
+        self, scope: _Scope, annotation: ast.expr, data_dims: bool = False
+    ) -> tuple[str, str, tuple]:
+        """The dtype, axes and data dimensions of a temporary declaration's annotation: a
+        dtype (an IJK temporary), or a Field over IJK or IJ (GT4Py's 2-D temporaries: one
+        value per column, kept from level to level); data dimensions only where
+        ``data_dims`` (declarations before the computations, as in GT4Py)."""
         value = self.compile_time_value(
-            scope, annotation, "the annotation", fallback={"Field": lang.Field}
+            scope, annotation, "the annotation", fallback=self.annotation_names()
         )
         try:
             if isinstance(value, lang.FieldDescriptor):
-                if value.axes != "IJK" or value.data_dims:
+                if value.axes not in ("IJK", "IJ") or (value.data_dims and not data_dims):
                     raise GTScriptDefinitionError(
-                        "temporaries are IJK fields without data dimensions"
+                        "temporaries are IJK or IJ fields; a temporary with data dimensions "
+                        "is declared before the computations (tmp: Field[(dtype, (n,))])"
                     )
-                return resolve_placeholder(value.dtype, self.dtypes)
-            return resolve_placeholder(value, self.dtypes)
+                dtype = resolve_placeholder(value.dtype, self.dtypes)
+                return dtype, value.axes, tuple(value.data_dims)
+            return resolve_placeholder(value, self.dtypes), "IJK", ()
         except GTScriptDefinitionError as exc:
             raise scope.error(GTScriptDefinitionError, exc.msg, annotation) from None
+
+    @staticmethod
+    def annotation_names() -> dict:
+        """Names an annotation may use without importing them (as GT4Py evaluates them)."""
+        return {"Field": lang.Field, "IJK": lang.IJK, "IJ": lang.IJ, "np": np}
 
     def stmt_If(self, scope: _Scope, node: ast.If, out: list[tuple]) -> None:
         static = self.static_condition(scope, node.test)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from .. import lang
 from ..errors import (
     GTScriptDefinitionError,
@@ -13,6 +15,7 @@ from ..errors import (
 from .externals import _is_docstring
 from .scope import _Scope
 from .syntax import _POLICIES, _construct_name, _int_value, _is_call_to
+from .vectors import unroll_vectors
 
 
 class _Structure:
@@ -24,10 +27,14 @@ class _Structure:
         """The ``[computation, ...]`` body of the stencil."""
         scope = self.stencil_scope()
         computations = []
+        declared: list[tuple] = []
+        self.temp_data_dims: dict[str, tuple] = {}
         for stmt in self.source.node.body:
             if _is_docstring(stmt) or isinstance(stmt, (ast.ImportFrom, ast.Pass)):
                 continue  # externals were collected by stencil_scope
-            if isinstance(stmt, ast.Expr) and _is_call_to(stmt.value, "compile_assert"):
+            if isinstance(stmt, ast.AnnAssign):
+                declared.append(self.top_level_declaration(scope, stmt))
+            elif isinstance(stmt, ast.Expr) and _is_call_to(stmt.value, "compile_assert"):
                 self.compile_assert(scope, stmt.value)
             elif isinstance(stmt, ast.With):
                 computations.append(self.computation(scope, stmt))
@@ -45,6 +52,76 @@ class _Structure:
                 f"stencil {self.source.name!r} has no `with computation(...)` block",
                 self.source.node,
             )
+        body = self.with_declarations(declared, computations)
+        return unroll_vectors(body, self.source, self.data_dims_of)
+
+    def data_dims_of(self, name: str) -> tuple:
+        """The data dimensions of field parameter or declared temporary ``name``."""
+        param = self.params.get(name)
+        if param is not None:
+            return tuple(param[4]) if param[0] == "field" else ()
+        return self.temp_data_dims.get(name, ())
+
+    def top_level_declaration(self, scope: _Scope, node: ast.AnnAssign) -> tuple:
+        """``tmp: Field[float]`` or ``tmp: Field[float] = 0.0`` before the computations (as
+        GT4Py): an IJK temporary, typed, optionally initialised with a constant."""
+        if not isinstance(node.target, ast.Name):
+            raise scope.error(
+                GTScriptSyntaxError, "only a plain name can be declared: `name: dtype`", node
+            )
+        name = node.target.id
+        if name in self.params:
+            raise scope.error(
+                GTScriptSyntaxError, f"{name!r} is a parameter: it cannot be declared", node
+            )
+        dtype, axes, data_dims = self.declared_type(scope, node.annotation, data_dims=True)
+        if axes != "IJK":
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"a temporary declared before the computations is an IJK field, not {axes}: "
+                f"declare `{name}: Field[IJ, ...] = ...` inside a computation instead",
+                node.annotation,
+            )
+        value = None
+        if node.value is not None:
+            value = self.compile_time_value(scope, node.value, "the initial value")
+            if isinstance(value, np.generic):
+                value = value.item()
+            if not isinstance(value, (bool, int, float)):
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"the initial value of {name!r} must be a constant number",
+                    node.value,
+                )
+            value = ("const", *scope.position(node.value), value)
+        self.temp_data_dims[name] = data_dims
+        return ("decl", *scope.position(node), name, dtype, value, axes, data_dims)
+
+    @staticmethod
+    def with_declarations(declared: list[tuple], computations: list[tuple]) -> list[tuple]:
+        """Top-level declarations as GT4Py reads them: those with an initial value are
+        assigned by a first PARALLEL computation over every level; the others only type
+        their temporary, at the start of the first computation."""
+        if not declared:
+            return computations
+        initialised = [d for d in declared if d[5] is not None]
+        typed_only = [d for d in declared if d[5] is None]
+        if initialised:
+            line, col = initialised[0][1], initialised[0][2]
+            stmts = []
+            for d in initialised:
+                if d[7]:  # every element: the assignment of a scalar to a vector (vectors.py)
+                    stmts.append((*d[:5], None, *d[6:]))
+                    stmts.append(("assign", *d[1:3], ("name", *d[1:3], d[3]), d[5]))
+                else:
+                    stmts.append(d)
+            body = ("interval", line, col, (0, 0), (1, 0), stmts)
+            computations = [("computation", line, col, "PARALLEL", [body]), *computations]
+        if typed_only:
+            first = computations[0]
+            iv = first[4][0]
+            iv = (*iv[:5], typed_only + list(iv[5]))
+            computations[0] = (*first[:4], [iv, *first[4][1:]])
         return computations
 
     def _with_calls(self, scope: _Scope, node: ast.With) -> list[ast.Call]:

@@ -22,8 +22,10 @@ import numpy as np
 
 import gtscript
 
-MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time", "test_language_control", "test_language_fields", "test_language_field_kinds", "test_language_runtime",
-           "test_language_operators", "test_language_regions", "test_language_vertical",
+MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time",
+           "test_language_control", "test_language_fields", "test_language_field_kinds",
+           "test_language_runtime", "test_language_operators", "test_language_regions",
+           "test_language_vertical", "test_region_extents", "test_language_datadims",
            "test_parallel_model", "test_gt4py_compat")
 
 

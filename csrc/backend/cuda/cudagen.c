@@ -150,11 +150,12 @@ static const char *slot_ptr(W *w, const Symbol *s) {
     if (s->kind == SYM_FIELD) {
         ident(base, sizeof base, "f_", s->name, "");
         w->ptr[s->slot] = gen_declare(&w->g, HOIST, type, base, "(%s)gt_ptrs[%d]", type, s->slot);
-    } else { /* a slab: this block's part of the temporary */
+    } else { /* a slab: this block's part of the temporary (its size in the last stride: a
+              * temporary has at most GT_MAX_DATA_DIMS - 1 data dimensions, build.c) */
         ident(base, sizeof base, "t_", s->name, "");
         const char *b = blin(w);
         w->ptr[s->slot] = gen_declare(&w->g, HOIST, type, base, "(%s)gt_ptrs[%d] + %s * gt_strides[%d]",
-                                      type, s->slot, b, s->slot * GT_STRIDES + 3);
+                                      type, s->slot, b, s->slot * GT_STRIDES + GT_STRIDES - 1);
     }
     return w->ptr[s->slot];
 }
@@ -240,6 +241,8 @@ static void address(W *w, StrBuf *out, const Symbol *s, const int off[3], const 
         term(&idx, w->ii, off[0], NULL, slot_stride(w, s, 0));
         term(&idx, w->jj, off[1], NULL, slot_stride(w, s, 1));
         if (ts == TS_SLAB) term(&idx, w->k, off[2], kextra, slot_stride(w, s, 2));
+        for (int d = 0; d < ndi; d++) /* slabs only (cudagen_plan.c) */
+            if (didx[d]) sb_printf(&idx, "%s%d * %s", idx.len ? " + " : "", didx[d], slot_stride(w, s, 3 + d));
     }
     sb_printf(out, "%s[%s]", p, idx.data ? idx.data : "0");
     sb_free(&idx);

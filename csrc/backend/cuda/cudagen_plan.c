@@ -190,9 +190,14 @@ static void classify_temps(const Stencil *st, KPlan *P, CudaProgram *out, int bl
                 if (!x->write && (x->off[0] || x->off[1])) zero = false;
             }
         }
+        /* an IJ temporary keeps its value from level to level at each point: a register
+         * would be shared by the points a thread owns, a shared-memory plane is not */
+        bool ij = !(st->temps[t]->axes & AX_K);
+        /* a temporary with data dimensions lives in a slab, with the element strides */
+        bool vec = st->temps[t]->ndata > 0;
         TempStorage ts = !used ? TS_UNUSED
-                         : (one_kernel && one_stage && zero) ? TS_REG
-                         : (one_kernel && k0) ? TS_SMEM
+                         : (one_kernel && one_stage && zero && !ij && !vec) ? TS_REG
+                         : (one_kernel && k0 && !vec) ? TS_SMEM
                                               : TS_SLAB;
         out->storage[t] = ts;
         out->temp_kernel[t] = kernel;

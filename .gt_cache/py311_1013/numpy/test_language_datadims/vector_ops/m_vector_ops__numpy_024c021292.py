@@ -1,0 +1,171 @@
+import pathlib
+import time
+
+import numpy as np
+from numpy import dtype
+from gt4py.cartesian.stencil_object import StencilObject
+import pathlib
+from gt4py.cartesian.utils import make_module_from_file
+
+computation = make_module_from_file(
+    "m_computation__numpy_024c021292", pathlib.Path(__file__).parent / "m_computation__numpy_024c021292.py"
+)
+
+from gt4py.cartesian.definitions import AccessKind, Boundary, CartesianSpace
+from gt4py.cartesian.stencil_object import DomainInfo, FieldInfo, ParameterInfo
+
+
+class vector_ops____numpy_024c021292(StencilObject):
+    """
+
+
+    The callable interface is the same of the stencil definition function,
+    with some extra keyword arguments. Check :class:`gt4py.StencilObject`
+    for the full specification.
+    """
+
+    _gt_backend_ = "numpy"
+
+    _gt_source_ = {}
+
+    _gt_domain_info_ = DomainInfo(parallel_axes=("I", "J"), sequential_axis="K", min_sequential_axis_size=0, ndim=3)
+
+    _gt_field_info_ = {
+        "a": FieldInfo(
+            access=AccessKind.READ,
+            boundary=Boundary(((0, 0), (0, 0), (0, 0))),
+            axes=("I", "J", "K"),
+            data_dims=(3,),
+            dtype=dtype("float64"),
+        ),
+        "b": FieldInfo(
+            access=AccessKind.READ,
+            boundary=Boundary(((-1, 1), (0, 0), (0, 0))),
+            axes=("I", "J", "K"),
+            data_dims=(3,),
+            dtype=dtype("float64"),
+        ),
+        "m": FieldInfo(
+            access=AccessKind.READ,
+            boundary=Boundary(((0, 0), (0, 0), (0, 0))),
+            axes=("I", "J", "K"),
+            data_dims=(3, 3),
+            dtype=dtype("float64"),
+        ),
+        "out": FieldInfo(
+            access=AccessKind.WRITE,
+            boundary=Boundary(((0, 0), (0, 0), (0, 0))),
+            axes=("I", "J", "K"),
+            data_dims=(3,),
+            dtype=dtype("float64"),
+        ),
+        "s": FieldInfo(
+            access=AccessKind.WRITE,
+            boundary=Boundary(((0, 0), (0, 0), (0, 0))),
+            axes=("I", "J", "K"),
+            data_dims=(),
+            dtype=dtype("float64"),
+        ),
+    }
+
+    _gt_parameter_info_ = {}
+
+    _gt_constants_ = {}
+
+    _gt_options_ = {
+        "name": "vector_ops",
+        "module": "test_language_datadims",
+        "format_source": True,
+        "backend_opts": {},
+        "rebuild": True,
+        "raise_if_not_cached": False,
+        "cache_settings": {},
+        "_impl_opts": {},
+        "literal_int_precision": 64,
+        "literal_float_precision": 64,
+    }
+
+    @property
+    def backend(self):
+        return type(self)._gt_backend_
+
+    @property
+    def source(self):
+        return type(self)._gt_source_
+
+    @property
+    def domain_info(self):
+        return type(self)._gt_domain_info_
+
+    @property
+    def field_info(self) -> dict:
+        return type(self)._gt_field_info_
+
+    @property
+    def parameter_info(self) -> dict:
+        return type(self)._gt_parameter_info_
+
+    @property
+    def constants(self) -> dict:
+        return type(self)._gt_constants_
+
+    @property
+    def options(self) -> dict:
+        return type(self)._gt_options_
+
+    def __call__(self, a, b, m, out, s, domain=None, origin=None, validate_args=True, exec_info=None):
+        if exec_info is not None:
+            exec_info["call_start_time"] = time.perf_counter()
+
+        field_args = dict(s=s, out=out, m=m, b=b, a=a)
+        parameter_args = dict()
+        # assert that all required values have been provided
+
+        self._call_run(
+            field_args=field_args,
+            parameter_args=parameter_args,
+            domain=domain,
+            origin=origin,
+            validate_args=validate_args,
+            exec_info=exec_info,
+        )
+
+        if exec_info is not None:
+            exec_info["call_end_time"] = time.perf_counter()
+
+            if exec_info.setdefault("__aggregate_data", False):
+                stencil_info = exec_info.setdefault("vector_ops____numpy_024c021292", {})
+
+                # Update performance counters
+                stencil_info["call_start_time"] = exec_info["call_start_time"]
+                stencil_info["call_end_time"] = exec_info["call_end_time"]
+                stencil_info["call_time"] = stencil_info["call_end_time"] - stencil_info["call_start_time"]
+                stencil_info["total_call_time"] = stencil_info.get("total_call_time", 0.0) + stencil_info["call_time"]
+                stencil_info["ncalls"] = stencil_info.get("ncalls", 0) + 1
+                stencil_info["run_time"] = exec_info["run_end_time"] - exec_info["run_start_time"]
+                stencil_info["total_run_time"] = stencil_info.get("total_run_time", 0.0) + stencil_info["run_time"]
+                if "run_cpp_start_time" in exec_info:
+                    stencil_info["run_cpp_time"] = exec_info["run_cpp_end_time"] - exec_info["run_cpp_start_time"]
+                    stencil_info["total_run_cpp_time"] = (
+                        stencil_info.get("total_run_cpp_time", 0.0) + stencil_info["run_cpp_time"]
+                    )
+
+    def run(
+        self,
+        _domain_,
+        _origin_,
+        exec_info,
+        *,
+        s,
+        out,
+        m,
+        b,
+        a,
+    ):
+        if exec_info is not None:
+            exec_info["domain"] = _domain_
+            exec_info["origin"] = _origin_
+            exec_info["run_start_time"] = time.perf_counter()
+        computation.run(a=a, b=b, m=m, out=out, s=s, _domain_=_domain_, _origin_=_origin_)
+        if exec_info is not None:
+            exec_info["run_end_time"] = time.perf_counter()
