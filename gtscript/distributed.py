@@ -190,8 +190,9 @@ class Decomposition:
         aligned like ``gtscript.storage`` for the cpu backend (the origin on a 64-byte
         boundary); ``order="F"`` is a Fortran-ordered NumPy array."""
         if order == "C":
+            ndata = len(np.dtype(dtype).shape)  # a sub-array dtype's data dimensions
             return _storage.empty(self.local_shape, dtype, backend="cpu",
-                                  aligned_index=self.origin)
+                                  aligned_index=self.origin + (0,) * ndata)
         if order == "F":
             return np.empty(self.local_shape, dtype=dtype, order="F")
         raise ValueError(f"order must be 'C' or 'F', got {order!r}")
