@@ -401,6 +401,14 @@ class Decomposition:
         flight, then the four boundary bands; the result is bit for bit the same."""
         if "origin" in kwargs or "domain" in kwargs:
             raise TypeError("run() sets origin and domain itself (this rank's interior)")
+        if _has_regions(stencil):
+            # a region box is relative to the compute domain of the call, here one rank's
+            # subdomain (or one band of it): region[I[0], :] would be every rank's first
+            # column, not the global grid's. Refused rather than computed wrongly.
+            raise NotImplementedError(
+                f"stencil {getattr(stencil, '__name__', '')!r} has horizontal regions, which "
+                f"gtscript.distributed cannot place on the global grid yet: run it on one "
+                f"process, or express the edge with a mask field")
         widths = self.halo_widths(stencil)
         bound = _bind(stencil, args, kwargs)
         fields = [bound[name] for name in widths]
@@ -435,6 +443,23 @@ class Decomposition:
         for i0, j0, di, dj in bands:
             if di > 0 and dj > 0:
                 stencil(*args, origin=(h + i0, h + j0, 0), domain=(di, dj, nk), **kwargs)
+
+
+def _has_regions(stencil) -> bool:
+    """Whether any statement of the analysed IR carries horizontal region boxes
+    (docs/architecture.md, "The analysed-IR tree")."""
+    tree = stencil.__dict__.get("_tree_cache") or stencil.ir_tree()
+
+    def walk(stmts):
+        for stmt in stmts:
+            if stmt[0] == "assign" and stmt[7] is not None:
+                return True
+            if stmt[0] == "while" and (stmt[4] is not None or walk(stmt[6])):
+                return True
+        return False
+
+    return any(walk(stmts) for _, intervals in tree["computations"]
+               for _, _, stmts in intervals)
 
 
 def _bind(stencil, args, kwargs) -> dict:

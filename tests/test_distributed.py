@@ -67,7 +67,7 @@ def test_four_ranks_match_a_single_process():
     by_case: dict = {}
     for case, rank, text in errors:
         by_case.setdefault(case, {})[rank] = text
-    assert len(by_case) == 4, by_case
+    assert len(by_case) == 5, by_case
     for case, texts in by_case.items():
         assert sorted(texts) == ["0", "1", "2", "3"], (case, texts)
         assert len(set(texts.values())) == 1, (case, texts)
@@ -87,7 +87,8 @@ def test_one_rank_builds_the_others_load():
     load the broadcast object from disk (no miss, no compile), all with one key."""
     rc, out = mpiexec(4, "check_one_build.py")
     assert rc == 0, out[-4000:]
-    rows = re.findall(r"SOURCE (\d) (\S+) ([0-9a-f]{64}) misses=(\d+) disk_hits=(\d+)", out)
+    rows = re.findall(r"SOURCE (\d) (\S+) ([0-9a-f]{64}) misses=(\d+) disk_hits=(\d+)",
+                      out)
     assert len(rows) == 4, out
     by_rank = {int(r): (src, key, int(m), int(d)) for r, src, key, m, d in rows}
     assert by_rank[0][0] == "build" and by_rank[0][2] == 1

@@ -14,6 +14,14 @@ import common  # noqa: E402
 from gtscript import distributed as dist  # noqa: E402
 
 COMM = dist.MPI.COMM_WORLD
+
+
+def say(line):
+    """One write per line, so the lines of several ranks never run together."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 lap = common.build(common.lap_def, builder=dist.stencil)
 dec = dist.Decomposition((16, 16, 2), 1, periodic=(True, True))
 a, b = dec.zeros(), dec.zeros()
@@ -22,4 +30,4 @@ for step in range(3):
         dec.run(lap, a, b.astype(np.float32))  # the stencil rejects the dtype on this rank
     dec.run(lap, a, b)
     a, b = b, a
-print("UNREACHABLE", COMM.rank, flush=True)
+say(f"UNREACHABLE {COMM.rank}")

@@ -14,12 +14,19 @@ import common  # noqa: E402
 from gtscript import distributed as dist  # noqa: E402
 
 COMM = dist.MPI.COMM_WORLD
+
+
+def say(line):
+    """One write per line, so the lines of several ranks never run together."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
 RANK, SIZE = COMM.rank, COMM.size
 STEPS = 20
 
 
 def ok(case):
-    print(f"OK {case} rank {RANK}", flush=True)
+    say(f"OK {case} rank {RANK}")
 
 
 def global_field(shape, h, seed, dtype=np.float64, order="C"):
@@ -209,7 +216,7 @@ def case_errors():
             make()
         except dist.DecompositionError as exc:
             assert fragment in str(exc), str(exc)
-            print(f"ERROR {fragment!r} rank {RANK}: {exc}", flush=True)
+            say(f"ERROR {fragment!r} rank {RANK}: {exc}")
             return
         raise AssertionError(f"no error for {fragment!r}")
 
@@ -226,6 +233,16 @@ def case_errors():
     expect(lambda: dec.exchange(good, bad), "field 1 of the exchange has shape")
     # and the decomposition still works afterwards (nobody is left inside the exchange)
     dec.exchange(good)
+    # horizontal regions would mean each rank's own edges: refused on every rank, before
+    # any exchange
+    edge = common.build(common.edge_def, builder=dist.stencil)
+    try:
+        dec.run(edge, good, dec.zeros())
+    except NotImplementedError as exc:
+        assert "horizontal regions" in str(exc)
+        say(f"ERROR 'regions' rank {RANK}: {exc}")
+    else:
+        raise AssertionError("a stencil with regions ran")
     ok("errors")
 
 

@@ -12,6 +12,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gtscript import distributed as dist  # noqa: E402
 
 COMM = dist.MPI.COMM_WORLD
+
+
+def say(line):
+    """One write per line, so the lines of several ranks never run together."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
 os.environ["GTSCRIPT_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"gtscript-rank{COMM.rank}-")
 
 import common  # noqa: E402
@@ -20,8 +27,8 @@ import gtscript  # noqa: E402
 
 hdiff = common.build(common.hdiff_def, builder=dist.stencil)
 info = gtscript.cache.info()
-print(f"SOURCE {COMM.rank} {hdiff.build_info['module_source']} {hdiff.cache_key} "
-      f"misses={info['misses']} disk_hits={info['disk_hits']}", flush=True)
+say(f"SOURCE {COMM.rank} {hdiff.build_info['module_source']} {hdiff.cache_key} "
+      f"misses={info['misses']} disk_hits={info['disk_hits']}")
 # the loaded object computes what the compiled one does
 inp = np.random.default_rng(0).uniform(size=(10, 9, 3))
 out = np.zeros_like(inp)
@@ -39,5 +46,5 @@ def broken(inp: gtscript.Field[np.float64], out: gtscript.Field[np.float64]):
 try:
     dist.stencil("cpu", broken)
 except Exception as exc:  # noqa: BLE001
-    print(f"BUILD-ERROR {COMM.rank} {type(exc).__name__}", flush=True)
+    say(f"BUILD-ERROR {COMM.rank} {type(exc).__name__}")
 COMM.Barrier()

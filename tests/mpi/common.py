@@ -4,7 +4,7 @@ mpiexec by tests/test_distributed.py)."""
 import numpy as np
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+from gtscript import BACKWARD, FORWARD, PARALLEL, Field, I, computation, horizontal, interval, region
 
 
 def hdiff_def(inp: Field["T"], out: Field["T"], alpha: "T"):  # noqa: F821
@@ -59,3 +59,10 @@ def hand_laplacian(g, h):
 
     return s(0, 0) + 0.1 * (s(-1, 0) + s(1, 0) + s(0, -1) + s(0, 1) - 4.0 * s(0, 0)
                             + 0.5 * (s(1, 1) - s(-1, -1)))
+
+
+def edge_def(inp: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = inp[1, 0, 0]
+        with horizontal(region[I[0], :]):
+            out = 0.0
