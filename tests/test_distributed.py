@@ -108,3 +108,10 @@ def test_an_error_on_one_rank_does_not_hang_the_others():
     assert "UNREACHABLE" not in out
     assert "argument 'out' has dtype float32" in out, out[-3000:]
     assert "MPI_Abort" in out
+
+
+def test_the_example_matches_the_single_process_run():
+    rc, out = mpiexec(4, os.path.join("..", "..", "examples", "distributed_diffusion.py"))
+    assert rc == 0, out[-3000:]
+    assert "4 ranks (2, 2), 20 steps on (64, 48, 8): matches the single-process result bit for " \
+           "bit" in out, out
