@@ -11,7 +11,9 @@ with packing (``method="pack"``: NumPy copies into contiguous buffers), against 
 are already contiguous (what the transport costs by itself). Then one step of horizontal
 diffusion (a 2-point halo) through ``Decomposition.run`` with and without overlap.
 Every time is the median over ``--repeat`` runs of the slowest rank (a barrier before
-each). The Markdown table goes to stdout on rank 0.
+each). With two ranks or more, a ping-pong between ranks 0 and 1 gives the latency and
+bandwidth the cost model of docs/distributed.md uses. The Markdown table goes to stdout on
+rank 0.
 """
 
 import argparse
@@ -65,6 +67,21 @@ def sendrecv_same_bytes(dec, width):
     return run, sum(sizes.values()) * 8
 
 
+def pingpong(nbytes, repeat):
+    """One-way time of an ``nbytes`` message between ranks 0 and 1 (half a round trip)."""
+    buf = np.zeros(max(nbytes, 1), dtype=np.uint8)
+
+    def run():
+        if COMM.rank == 0:
+            COMM.Send(buf, dest=1, tag=3)
+            COMM.Recv(buf, source=1, tag=4)
+        elif COMM.rank == 1:
+            COMM.Recv(buf, source=0, tag=3)
+            COMM.Send(buf, dest=0, tag=4)
+
+    return timed(lambda: [run() for _ in range(10)], repeat) / 20
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["128x128x80", "512x512x80"])
@@ -93,6 +110,10 @@ def main():
             t = timed(lambda: dec.run(hdiff, a, b, alpha=0.01, overlap=overlap), args.repeat)
             rows.append((text, f"diffusion step overlap={overlap}", None, t, None, None))
         dec.free()
+    latency = bandwidth = None
+    if COMM.size >= 2:
+        latency = pingpong(8, args.repeat)
+        bandwidth = (1 << 22) / pingpong(1 << 22, args.repeat)
     if COMM.rank == 0:
         print(f"\n{COMM.size} rank(s), dims {tuple(dims)}, {os.cpu_count()} cores, "
               f"{MPI.Get_library_version().splitlines()[0]}\n")
@@ -105,6 +126,9 @@ def main():
                      "" if t3 is None else f"{1e3 * t3:.3f}",
                      "" if t3 is None else f"{t1 / t3:.2f}"]
             print("| " + " | ".join(cells) + " |")
+        if latency is not None:
+            print(f"\nping-pong between ranks 0 and 1: latency {1e6 * latency:.2f} us (8 B), "
+                  f"bandwidth {bandwidth / 1e9:.2f} GB/s (4 MiB messages)")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def test_import_error_names_the_install_command(tmp_path):
 
 CASES_4 = (["hdiff-periodic-cpu-overlap0", "hdiff-periodic-cpu-overlap1",
             "float32-F-overlap0", "float32-F-overlap1", "numpy-backend-overlap0",
-            "numpy-backend-overlap1", "column-solver", "scatter-gather-exchange", "errors"]
+            "numpy-backend-overlap1", "column-solver", "scatter-gather-exchange", "errors", "overlap-bands"]
            + [f"walls-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4") for o in (0, 1)])
 
 

@@ -210,6 +210,25 @@ def case_scatter_gather_exchange():
     ok("scatter-gather-exchange")
 
 
+def case_overlap_bands():
+    """With overlap, the interior and the four bands cover every point exactly once, for
+    asymmetric extents (1 up in I, 1 down in I, 2 down and 1 up in J) and uneven splits,
+    and subdomains too small for an interior fall back to one call."""
+    count = common.build(common.count_def, builder=dist.stencil)
+    for shape, dims in (((37, 29, 2), None), ((23, 31, 2), (SIZE, 1)), ((12, 9, 2), (1, SIZE)),
+                        ((3 * SIZE, 11, 2), (SIZE, 1))):
+        dec = dist.Decomposition(shape, 2, dims=dims, periodic=(True, False))
+        assert dec.halo_widths(count) == {"inp": ((1, 1), (2, 1))}
+        inp, out = dec.zeros(), dec.zeros()
+        dec.run(count, inp, out, overlap=True)
+        assert (dec.interior(out) == 1.0).all(), (shape, dims)
+        h = dec.halo
+        assert not out[:h].any() and not out[-h:].any()
+        assert not out[:, :h].any() and not out[:, -h:].any()
+        dec.free()
+    ok("overlap-bands")
+
+
 def case_errors():
     def expect(make, fragment):
         try:

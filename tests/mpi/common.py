@@ -4,7 +4,8 @@ mpiexec by tests/test_distributed.py)."""
 import numpy as np
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, PARALLEL, Field, I, computation, horizontal, interval, region
+from gtscript import (BACKWARD, FORWARD, PARALLEL, Field, I, computation, horizontal, interval,
+                      region)
 
 
 def hdiff_def(inp: Field["T"], out: Field["T"], alpha: "T"):  # noqa: F821
@@ -66,3 +67,9 @@ def edge_def(inp: Field[np.float64], out: Field[np.float64]):
         out = inp[1, 0, 0]
         with horizontal(region[I[0], :]):
             out = 0.0
+
+
+def count_def(inp: Field[np.float64], out: Field[np.float64]):
+    """Adds 1 to every point it computes (inp is zero): a point computed twice shows 2."""
+    with computation(PARALLEL), interval(...):
+        out = out + 1.0 + inp[1, 0, 0] * inp[0, -2, 0] * inp[-1, 1, 0]
