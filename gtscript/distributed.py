@@ -56,8 +56,10 @@ def _agree(comm, message: str | None, cls=DecompositionError) -> None:
     """Collective: raise ``cls`` on every rank when any rank has a ``message`` (the lowest
     failing rank's text, naming that rank), else return on every rank. One integer
     allreduce when all is well."""
-    failed = comm.allreduce(1 if message is not None else 0, op=MPI.SUM)
-    if not failed:
+    flag = np.array([1 if message is not None else 0], dtype=np.int32)
+    failed = np.zeros(1, dtype=np.int32)
+    comm.Allreduce(flag, failed, op=MPI.SUM)  # a buffer, not a pickled object: the fast path
+    if not failed[0]:
         return
     messages = comm.allgather(message)
     rank, text = next((r, m) for r, m in enumerate(messages) if m is not None)
