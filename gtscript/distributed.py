@@ -393,6 +393,15 @@ class Decomposition:
     def halo_widths(self, stencil) -> dict:
         """Per field the stencil reads with a horizontal offset: ``((i_lo, i_hi), (j_lo,
         j_hi))``, the halo points it reads on each side (from ``field_info`` extents)."""
+        widths = _plan(stencil)[0]
+        for name, w in widths.items():
+            if max(x for side in w for x in side) > self.halo:
+                raise ValueError(f"field {name!r} is read {w} points around the domain, more "
+                                 f"than the decomposition's halo {self.halo}")
+        return dict(widths)
+
+    @staticmethod
+    def _read_widths(stencil) -> dict:
         widths = {}
         for name, info in stencil.field_info.items():
             if "I" not in info["axes"] or "J" not in info["axes"]:
@@ -410,9 +419,6 @@ class Decomposition:
                     f"field {name!r} is written and read with a horizontal offset: a rank "
                     f"cannot see the values its neighbours write during the same call; split "
                     f"the stencil so the written field is exchanged between the two parts")
-            if max(x for side in w for x in side) > self.halo:
-                raise ValueError(f"field {name!r} is read {w} points around the domain, more "
-                                 f"than the decomposition's halo {self.halo}")
             widths[name] = w
         return widths
 
@@ -423,7 +429,7 @@ class Decomposition:
         flight, then the four boundary bands; the result is bit for bit the same."""
         if "origin" in kwargs or "domain" in kwargs:
             raise TypeError("run() sets origin and domain itself (this rank's interior)")
-        if _has_regions(stencil):
+        if _plan(stencil)[1]:
             # a region box is relative to the compute domain of the call, here one rank's
             # subdomain (or one band of it): region[I[0], :] would be every rank's first
             # column, not the global grid's. Refused rather than computed wrongly.
@@ -465,6 +471,17 @@ class Decomposition:
         for i0, j0, di, dj in bands:
             if di > 0 and dj > 0:
                 stencil(*args, origin=(h + i0, h + j0, 0), domain=(di, dj, nk), **kwargs)
+
+
+def _plan(stencil) -> tuple[dict, bool]:
+    """What ``run`` needs to know of a stencil, worked out once per stencil object (the
+    analysed IR does not change): the read widths and whether it has horizontal regions."""
+    target = getattr(stencil, "implementation", stencil)  # a lazy stencil: the built one
+    plan = target.__dict__.get("_distributed_plan")
+    if plan is None:
+        plan = target.__dict__["_distributed_plan"] = (Decomposition._read_widths(target),
+                                                       _has_regions(target))
+    return plan
 
 
 def _has_regions(stencil) -> bool:

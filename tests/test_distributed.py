@@ -115,3 +115,47 @@ def test_the_example_matches_the_single_process_run():
     assert rc == 0, out[-3000:]
     assert "4 ranks (2, 2), 20 steps on (64, 48, 8): matches the single-process result bit for " \
            "bit" in out, out
+
+
+def _refusals_script():
+    return '''
+import numpy as np
+import gtscript
+from gtscript import PARALLEL, Field, computation, interval, distributed
+
+
+def two_parts(a: Field[np.float64], b: Field[np.float64], c: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        a = b
+    with computation(PARALLEL), interval(...):
+        c = a[1, 0, 0]
+
+
+def wide(a: Field[np.float64], c: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        c = a[-3, 0, 0]
+
+
+st, wd = gtscript.stencil("cpu", two_parts), gtscript.stencil("cpu", wide)
+dec = distributed.Decomposition((8, 8, 2), 2, periodic=(True, True))
+a, b, c = dec.zeros(), dec.zeros(), dec.zeros()
+for call, kind, text in ((lambda: dec.run(st, a, b, c), ValueError, "written and read"),
+                         (lambda: dec.run(wd, a, c), ValueError, "more than the decomposition"),
+                         (lambda: dec.run(wd, a, c, origin=(0, 0, 0)), TypeError, "sets origin")):
+    before = [x.copy() for x in (a, b, c)]
+    try:
+        call()
+    except kind as exc:
+        assert text in str(exc), str(exc)
+        assert all(np.array_equal(x, y) for x, y in zip(before, (a, b, c)))
+        print("REFUSED", text)
+'''
+
+
+def test_run_refuses_what_it_cannot_do_right(tmp_path):
+    script = tmp_path / "refusals.py"
+    script.write_text(_refusals_script())
+    rc, out = mpiexec(2, str(script), timeout=120)
+    assert rc == 0, out[-3000:]
+    for text in ("written and read", "more than the decomposition", "sets origin"):
+        assert out.count(f"REFUSED {text}") == 2, out[-3000:]
