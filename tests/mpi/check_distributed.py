@@ -250,8 +250,14 @@ def case_errors():
     good = dec.zeros()
     bad = np.zeros((good.shape[0] + 1,) + good.shape[1:]) if RANK == SIZE - 1 else good
     expect(lambda: dec.exchange(good, bad), "field 1 of the exchange has shape")
+    # scatter of a global array of the wrong shape (given on the root only), gather of a
+    # local array of the wrong shape on one rank
+    expect(lambda: dec.scatter(np.zeros((16, 15, 2)) if RANK == 0 else None), "scatter:")
+    expect(lambda: dec.gather(bad), "gather: the local array has shape")
     # and the decomposition still works afterwards (nobody is left inside the exchange)
     dec.exchange(good)
+    back = dec.gather(dec.scatter(np.ones((16, 16, 2)) if RANK == 0 else None))
+    assert (back == 1).all() if RANK == 0 else back is None
     # horizontal regions would mean each rank's own edges: refused on every rank, before
     # any exchange
     edge = common.build(common.edge_def, builder=dist.stencil)
