@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml setup.py | $(VPY) llvm
 	@echo "Installing gtscript into $(VENV) (log: build/install.log)"
 	@mkdir -p build
 	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip setuptools wheel numpy && \
-	   $(VPY) -m pip install --disable-pip-version-check --no-build-isolation -e '.[test]'; \
+	   $(VPY) -m pip install --disable-pip-version-check --no-build-isolation -e '.[test,mpi]'; \
 	 } >build/install.log 2>&1 || { tail -40 build/install.log; exit 1; }
 	@touch $@
 

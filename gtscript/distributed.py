@@ -1,0 +1,654 @@
+"""Distributed stencils on MPI: a 2-D domain decomposition of I and J, halo exchange, and one
+build for all ranks (docs/distributed.md).
+
+Every rank runs the same stencils on its own subdomain (a local array: its interior plus
+``halo`` points on each side in I and J, K whole); :func:`Decomposition.exchange` fills the
+halos from the neighbouring ranks between steps; :meth:`Decomposition.run` exchanges exactly
+what a stencil reads and calls it on this rank's interior, optionally overlapping the exchange
+with the computation of the points that need no halo. :func:`stencil` builds a stencil on one
+rank and hands the compiled object to the others over MPI.
+
+The transport is MPI through :mod:`mpi4py`; nothing here moves data by any other means.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+try:
+    from mpi4py import MPI
+except ImportError as _exc:  # pragma: no cover - the tests always have mpi4py
+    raise ImportError(
+        "gtscript.distributed needs mpi4py and an MPI library; install them with "
+        "pip install 'gtscript[mpi]'  (or: pip install mpi4py mpich)") from _exc
+
+from . import cache as _cache
+from . import storage as _storage
+from .stencil import stencil as _gt_stencil
+
+__all__ = ["Decomposition", "ExchangeHandle", "DecompositionError", "stencil", "MPI"]
+
+#: The eight neighbour directions (di, dj): faces first, then corners.
+DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1))
+
+
+class DecompositionError(ValueError):
+    """A decomposition, or a field, that does not fit; raised with the same text on every
+    rank of the communicator (the check is collective, so no rank is left waiting)."""
+
+
+def _split(n: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous ranges covering ``range(n)``: the first ``n % parts`` one point
+    longer (PETSc's DMDA split), so sizes differ by at most one."""
+    base, extra = divmod(n, parts)
+    ranges, start = [], 0
+    for p in range(parts):
+        size = base + (1 if p < extra else 0)
+        ranges.append((start, start + size))
+        start += size
+    return ranges
+
+
+def _agree(comm, message: str | None, cls=DecompositionError) -> None:
+    """Collective: raise ``cls`` on every rank when any rank has a ``message`` (the lowest
+    failing rank's text, naming that rank), else return on every rank. One integer
+    allreduce when all is well."""
+    flag = np.array([1 if message is not None else 0], dtype=np.int32)
+    failed = np.zeros(1, dtype=np.int32)
+    comm.Allreduce(flag, failed, op=MPI.SUM)  # a buffer, not a pickled object: the fast path
+    if not failed[0]:
+        return
+    messages = comm.allgather(message)
+    rank, text = next((r, m) for r, m in enumerate(messages) if m is not None)
+    raise cls(f"rank {rank}: {text}" if comm.size > 1 else text)
+
+
+def _check_inputs(global_shape, halo, dims, periodic, size) -> tuple:
+    """Normalised ``(global_shape, halo, dims, periodic)`` or a message saying what is wrong
+    (the same inputs give the same answer on every rank)."""
+    try:
+        shape = tuple(int(n) for n in global_shape)
+    except (TypeError, ValueError):
+        return f"global_shape must be a tuple of 3 ints, got {global_shape!r}"
+    if len(shape) != 3 or any(n < 1 for n in shape):
+        return f"global_shape must be 3 positive sizes (I, J, K), got {shape}"
+    if isinstance(halo, bool) or not isinstance(halo, (int, np.integer)) or halo < 0:
+        return f"halo must be a non-negative int, got {halo!r}"
+    halo = int(halo)
+    try:
+        periodic = tuple(bool(p) for p in periodic)
+    except TypeError:
+        return f"periodic must be a pair of bools (I, J), got {periodic!r}"
+    if len(periodic) != 2:
+        return f"periodic must be a pair of bools (I, J), got {periodic!r}"
+    if dims is None:
+        dims = tuple(MPI.Compute_dims(size, 2))
+    else:
+        try:
+            dims = tuple(int(d) for d in dims)
+        except (TypeError, ValueError):
+            return f"dims must be a pair of ints (ranks along I, J), got {dims!r}"
+        if len(dims) != 2 or any(d < 1 for d in dims):
+            return f"dims must be a pair of positive ints (ranks along I, J), got {dims}"
+        if dims[0] * dims[1] != size:
+            return (f"dims {dims} give {dims[0] * dims[1]} subdomains but the communicator "
+                    f"has {size} ranks")
+    for axis, name in ((0, "I"), (1, "J")):
+        smallest = shape[axis] // dims[axis]
+        if smallest < max(halo, 1):
+            return (f"global size {shape[axis]} along {name} split over {dims[axis]} ranks "
+                    f"gives subdomains of {smallest} points, smaller than the halo {halo} "
+                    f"(a halo must come from one neighbour's interior): use fewer ranks "
+                    f"along {name} or a smaller halo")
+    return shape, halo, dims, periodic
+
+
+class Decomposition:
+    """A 2-D Cartesian decomposition of the I and J axes of ``global_shape`` over ``comm``
+    (K is never split).
+
+    ``dims`` (ranks along I and J) defaults to ``MPI.Compute_dims(comm.size, 2)``; sizes need
+    not divide evenly (the first ``n % p`` ranks along an axis get one more point).
+    ``periodic`` says per axis whether the global grid wraps around. Collective: every rank
+    of ``comm`` must construct it with the same arguments; a bad decomposition raises
+    :class:`DecompositionError` with the same text on every rank.
+
+    Attributes: ``comm`` (the Cartesian communicator), ``rank``, ``coords``, ``dims``,
+    ``periodic``, ``halo``, ``global_shape``, ``global_slices`` (the global index ranges this
+    rank owns in I, J and K), ``shape`` (this rank's interior), ``local_shape`` (interior plus
+    ``halo`` on each side in I and J), ``origin`` (``(halo, halo, 0)``), ``domain`` (=
+    ``shape``), ``neighbours`` (direction ``(di, dj)`` -> rank, or ``MPI.PROC_NULL`` past a
+    non-periodic edge).
+    """
+
+    def __init__(self, global_shape, halo, *, comm=None, dims=None, periodic=(False, False)):
+        comm = MPI.COMM_WORLD if comm is None else comm
+        checked = _check_inputs(global_shape, halo, dims, periodic, comm.size)
+        # The inputs themselves must agree: a rank with another global shape would exchange
+        # halos of another size with its neighbours and hang or corrupt them.
+        mine = checked if not isinstance(checked, str) else None
+        everyone = comm.allgather(mine)
+        message = checked if isinstance(checked, str) else None
+        if message is None and any(other != mine for other in everyone):
+            differing = next(r for r, other in enumerate(everyone) if other != mine)
+            message = (f"the ranks disagree on the decomposition: this rank has (global_shape,"
+                       f" halo, dims, periodic) = {mine}, rank {differing} has "
+                       f"{everyone[differing]}")
+        _agree(comm, message)
+        self.global_shape, self.halo, self.dims, self.periodic = checked
+        self.comm = comm.Create_cart(list(self.dims), periods=list(self.periodic), reorder=False)
+        self.rank = self.comm.rank
+        self.coords = tuple(self.comm.Get_coords(self.rank))
+        self._ranges = (_split(self.global_shape[0], self.dims[0]),
+                        _split(self.global_shape[1], self.dims[1]))
+        (i0, i1), (j0, j1) = (self._ranges[0][self.coords[0]], self._ranges[1][self.coords[1]])
+        self.global_slices = (slice(i0, i1), slice(j0, j1), slice(0, self.global_shape[2]))
+        self.shape = (i1 - i0, j1 - j0, self.global_shape[2])
+        h = self.halo
+        self.local_shape = (self.shape[0] + 2 * h, self.shape[1] + 2 * h, self.shape[2])
+        self.origin = (h, h, 0)
+        self.domain = self.shape
+        self.neighbours = {d: self._neighbour(d) for d in DIRECTIONS}
+        self._types: dict = {}
+
+    # ---- geometry
+
+    def _neighbour(self, direction) -> int:
+        coords = []
+        for axis in (0, 1):
+            c = self.coords[axis] + direction[axis]
+            if not 0 <= c < self.dims[axis]:
+                if not self.periodic[axis]:
+                    return MPI.PROC_NULL
+                c %= self.dims[axis]
+            coords.append(c)
+        return self.comm.Get_cart_rank(coords)
+
+    def subdomain(self, rank: int) -> tuple[slice, slice, slice]:
+        """The global index ranges ``rank`` owns (``global_slices`` of that rank)."""
+        ci, cj = self.comm.Get_coords(rank)
+        (i0, i1), (j0, j1) = self._ranges[0][ci], self._ranges[1][cj]
+        return slice(i0, i1), slice(j0, j1), slice(0, self.global_shape[2])
+
+    def interior(self, local_array):
+        """The view of ``local_array`` without its halo."""
+        h = self.halo
+        return local_array[h:h + self.shape[0], h:h + self.shape[1]]
+
+    def __repr__(self) -> str:
+        return (f"<Decomposition {self.global_shape} halo={self.halo} dims={self.dims} "
+                f"periodic={self.periodic} rank={self.rank} coords={self.coords} "
+                f"owns {self.global_slices[0].start}:{self.global_slices[0].stop}, "
+                f"{self.global_slices[1].start}:{self.global_slices[1].stop}>")
+
+    # ---- local arrays
+
+    def empty(self, dtype=np.float64, *, order="C"):
+        """An uninitialised local array (``local_shape``; a sub-array dtype such as
+        ``(np.float64, (3,))`` appends data dimensions). ``order="C"`` is laid out and
+        aligned like ``gtscript.storage`` for the cpu backend (the origin on a 64-byte
+        boundary); ``order="F"`` is a Fortran-ordered NumPy array."""
+        if order == "C":
+            ndata = len(np.dtype(dtype).shape)  # a sub-array dtype's data dimensions
+            return _storage.empty(self.local_shape, dtype, backend="cpu",
+                                  aligned_index=self.origin + (0,) * ndata)
+        if order == "F":
+            return np.empty(self.local_shape, dtype=dtype, order="F")
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+
+    def zeros(self, dtype=np.float64, *, order="C"):
+        """Like :meth:`empty`, filled with zeros."""
+        arr = self.empty(dtype, order=order)
+        arr[...] = 0
+        return arr
+
+    def _field_message(self, name: str, arr) -> str | None:
+        """Why ``arr`` cannot be a local field of this decomposition, or None."""
+        if not isinstance(arr, np.ndarray):
+            return f"{name} must be a NumPy array, got {type(arr).__name__}"
+        if arr.ndim < 2 or arr.shape[:2] != self.local_shape[:2]:
+            return (f"{name} has shape {arr.shape} but this rank's local arrays are "
+                    f"{self.local_shape[:2]} in I and J (interior {self.shape[:2]} plus halo "
+                    f"{self.halo} on each side)")
+        return None
+
+    def scatter(self, global_array, root: int = 0, *, order="C"):
+        """Collective: the interior of ``global_array`` (shape ``global_shape``, data
+        dimensions after it allowed; needed on ``root`` only) cut into the local arrays;
+        returns this rank's, halos zero."""
+        comm = self.comm
+        message = None
+        if self.rank == root:
+            arr = np.asarray(global_array) if global_array is not None else None
+            if arr is None or arr.ndim < 3 or arr.shape[:3] != self.global_shape:
+                message = (f"scatter: the global array on the root has shape "
+                           f"{None if arr is None else arr.shape}, expected "
+                           f"{self.global_shape} (plus data dimensions)")
+        _agree(comm, message)
+        spec = comm.bcast((arr.dtype.str, arr.shape[3:]) if self.rank == root else None,
+                          root=root)
+        dtype = np.dtype(spec[0]) if not spec[1] else np.dtype((np.dtype(spec[0]), spec[1]))
+        local = self.zeros(dtype, order=order)
+        if self.rank == root:
+            requests, buffers = [], []
+            for r in range(comm.size):
+                block = np.ascontiguousarray(arr[self.subdomain(r)])
+                if r == root:
+                    self.interior(local)[...] = block
+                else:
+                    buffers.append(block)
+                    requests.append(comm.Isend(block, dest=r, tag=7))
+            MPI.Request.Waitall(requests)
+        else:
+            block = np.empty(self.shape + tuple(spec[1]), dtype=np.dtype(spec[0]))
+            comm.Recv(block, source=root, tag=7)
+            self.interior(local)[...] = block
+        return local
+
+    def gather(self, local_array, root: int = 0):
+        """Collective: the global interior assembled from every rank's local array, on
+        ``root``; None elsewhere."""
+        comm = self.comm
+        _agree(comm, self._field_message("gather: the local array", local_array))
+        block = np.ascontiguousarray(self.interior(local_array))
+        if self.rank != root:
+            comm.Send(block, dest=root, tag=8)
+            return None
+        out = np.empty(self.global_shape + local_array.shape[3:], dtype=local_array.dtype)
+        for r in range(comm.size):
+            where = self.subdomain(r)
+            if r == root:
+                out[where] = block
+            else:
+                part = np.empty(self.subdomain_shape(r) + local_array.shape[3:],
+                                dtype=local_array.dtype)
+                comm.Recv(part, source=r, tag=8)
+                out[where] = part
+        return out
+
+    def subdomain_shape(self, rank: int) -> tuple[int, int, int]:
+        return tuple(s.stop - s.start for s in self.subdomain(rank))
+
+    # ---- halo exchange
+
+    def exchange(self, *fields, widths=None, method=None) -> None:
+        """Collective: fill the halo of every field from the neighbours, corners included
+        (wrapping around where periodic; halos on a non-periodic outer edge are left as they
+        are). ``widths`` (optional, one per field): ``((i_lo, i_hi), (j_lo, j_hi))`` halo
+        points to fill on each side, at most ``halo``."""
+        self.start_exchange(*fields, widths=widths, method=method).wait()
+
+    def start_exchange(self, *fields, widths=None, method=None) -> ExchangeHandle:
+        """Collective: start the exchange of :meth:`exchange` and return a handle whose
+        ``wait()`` completes it. Until then the fields' halos and the interior bands next to
+        them must not be written."""
+        method = method or DEFAULT_METHOD
+        if method not in ("datatype", "pack"):
+            raise ValueError(f"method must be 'datatype' or 'pack', got {method!r}")
+        message = None
+        for n, arr in enumerate(fields):
+            message = message or self._field_message(f"field {n} of the exchange", arr)
+        if widths is None:
+            widths = [((self.halo, self.halo), (self.halo, self.halo))] * len(fields)
+        elif len(widths) != len(fields):
+            message = message or f"widths has {len(widths)} entries for {len(fields)} fields"
+        else:
+            for n, w in enumerate(widths):
+                flat = [int(x) for side in w for x in side]
+                if len(flat) != 4 or not all(0 <= x <= self.halo for x in flat):
+                    message = message or (f"widths[{n}] = {w!r} must be ((i_lo, i_hi), "
+                                          f"(j_lo, j_hi)) within the halo {self.halo}")
+        _agree(self.comm, message)
+        handle = ExchangeHandle(self)
+        for tag, (arr, w) in enumerate(zip(fields, widths)):
+            self._post(handle, arr, w, tag * 8, method)
+        return handle
+
+    def _bands(self, w, direction):
+        """(send slices, receive slices) in I and J for ``direction``: the interior band next
+        to that side, and the halo on that side, of the widths ``w``."""
+        h = self.halo
+        send, recv = [], []
+        for axis in (0, 1):
+            d, n = direction[axis], self.shape[axis]
+            lo, hi = w[axis]
+            if d == 0:  # the whole interior along this axis
+                send.append(slice(h, h + n))
+                recv.append(slice(h, h + n))
+            elif d < 0:  # toward the low side: my first points; my low halo
+                send.append(slice(h, h + hi))  # the neighbour below fills its HIGH halo
+                recv.append(slice(h - lo, h))
+            else:
+                send.append(slice(h + n - lo, h + n))
+                recv.append(slice(h + n, h + n + hi))
+        return tuple(send), tuple(recv)
+
+    def _post(self, handle, arr, w, tag_base, method) -> None:
+        comm = self.comm
+        for code, d in enumerate(DIRECTIONS):
+            nbr = self.neighbours[d]
+            if nbr == MPI.PROC_NULL:
+                continue
+            send_sl, recv_sl = self._bands(w, d)
+            opposite = DIRECTIONS.index((-d[0], -d[1]))
+            recv_view = arr[recv_sl]
+            if recv_view.size:
+                # what a neighbour sent toward -d arrives in my halo on side d
+                handle._recv(recv_view, nbr, tag_base + opposite, method)
+            send_view = arr[send_sl]
+            # the receiver's halo on side -d has the widths of that side: both views have the
+            # same shape because every rank uses the same widths for a field
+            if send_view.size:
+                handle._send(send_view, nbr, tag_base + code, method)
+
+    def _datatype(self, view):
+        """The committed MPI datatype of a strided view, from its first element (cached per
+        shape, strides and dtype): axes from the smallest stride up, runs of axes that are
+        contiguous together merged, the unit-stride run as one contiguous block (an MPI
+        engine copies blocks much faster than single elements)."""
+        key = (view.shape, view.strides, view.dtype.str)
+        t = self._types.get(key)
+        if t is not None:
+            return t
+        base = MPI._typedict.get(view.dtype.char)
+        if base is None:
+            raise TypeError(f"no MPI datatype for {view.dtype}")
+        runs: list = []  # (count, byte stride), innermost first
+        for axis in sorted(range(view.ndim), key=lambda a: abs(view.strides[a])):
+            n, stride = view.shape[axis], view.strides[axis]
+            if n == 1:
+                continue
+            if runs and runs[-1][0] * runs[-1][1] == stride:
+                runs[-1] = (runs[-1][0] * n, runs[-1][1])
+            else:
+                runs.append((n, stride))
+        t, made = base, []
+        if runs and runs[0][1] == view.itemsize:
+            t = base.Create_contiguous(runs.pop(0)[0])
+            made.append(t)
+        for n, stride in runs:
+            t = t.Create_hvector(n, 1, stride)
+            made.append(t)
+        if t is base:  # a single element
+            t = base.Dup()
+        t.Commit()
+        for intermediate in made[:-1]:
+            intermediate.Free()  # the committed type keeps what it needs
+        self._types[key] = t
+        return t
+
+    def free(self) -> None:
+        """Free the cached MPI datatypes and the Cartesian communicator."""
+        for t in self._types.values():
+            t.Free()
+        self._types.clear()
+        if self.comm != MPI.COMM_NULL:
+            self.comm.Free()
+
+    # ---- running stencils
+
+    def halo_widths(self, stencil) -> dict:
+        """Per field the stencil reads with a horizontal offset: ``((i_lo, i_hi), (j_lo,
+        j_hi))``, the halo points it reads on each side (from ``field_info`` extents)."""
+        widths = _plan(stencil)[0]
+        for name, w in widths.items():
+            if max(x for side in w for x in side) > self.halo:
+                raise ValueError(f"field {name!r} is read {w} points around the domain, more "
+                                 f"than the decomposition's halo {self.halo}")
+        return dict(widths)
+
+    @staticmethod
+    def _read_widths(stencil) -> dict:
+        widths = {}
+        for name, info in stencil.field_info.items():
+            if "I" not in info["axes"] or "J" not in info["axes"]:
+                if any(info["extent"][0]) or any(info["extent"][1]):
+                    raise ValueError(f"field {name!r} ({info['axes']}) is read with a "
+                                     f"horizontal offset: gtscript.distributed exchanges "
+                                     f"I-J-K and I-J fields only")
+                continue
+            (ilo, ihi), (jlo, jhi) = info["extent"][0], info["extent"][1]
+            w = ((max(0, -ilo), max(0, ihi)), (max(0, -jlo), max(0, jhi)))
+            if w == ((0, 0), (0, 0)):
+                continue
+            if info["intent"] != "in":
+                raise ValueError(
+                    f"field {name!r} is written and read with a horizontal offset: a rank "
+                    f"cannot see the values its neighbours write during the same call; split "
+                    f"the stencil so the written field is exchanged between the two parts")
+            widths[name] = w
+        return widths
+
+    def run(self, stencil, *args, overlap=False, method=None, **kwargs):
+        """Collective: exchange exactly the halos ``stencil`` reads, then call it on this
+        rank's interior (``origin`` and ``domain`` are set here; ``args`` are local arrays).
+        ``overlap=True`` computes the points that need no halo while the exchange is in
+        flight, then the four boundary bands; the result is bit for bit the same."""
+        if "origin" in kwargs or "domain" in kwargs:
+            raise TypeError("run() sets origin and domain itself (this rank's interior)")
+        if _plan(stencil)[1]:
+            # a region box is relative to the compute domain of the call, here one rank's
+            # subdomain (or one band of it): region[I[0], :] would be every rank's first
+            # column, not the global grid's. Refused rather than computed wrongly.
+            raise NotImplementedError(
+                f"stencil {getattr(stencil, '__name__', '')!r} has horizontal regions, which "
+                f"gtscript.distributed cannot place on the global grid yet: run it on one "
+                f"process, or express the edge with a mask field")
+        widths = self.halo_widths(stencil)
+        bound = _bind(stencil, args, kwargs)
+        fields = [bound[name] for name in widths]
+        field_widths = list(widths.values())
+        nk = self.shape[2]
+        if not overlap or not widths:
+            if fields:
+                self.exchange(*fields, widths=field_widths, method=method)
+            stencil(*args, origin=self.origin, domain=self.domain, **kwargs)
+            return
+        # the read extent of all exchanged fields together, per side
+        (ilo, ihi), (jlo, jhi) = ((max(w[0][0] for w in field_widths),
+                                   max(w[0][1] for w in field_widths)),
+                                  (max(w[1][0] for w in field_widths),
+                                   max(w[1][1] for w in field_widths)))
+        ni, nj = self.shape[0], self.shape[1]
+        h = self.halo
+        handle = self.start_exchange(*fields, widths=field_widths, method=method)
+        inner = (ni - ilo - ihi, nj - jlo - jhi)
+        if inner[0] <= 0 or inner[1] <= 0:  # no point is free of the halo
+            handle.wait()
+            stencil(*args, origin=self.origin, domain=self.domain, **kwargs)
+            return
+        try:
+            stencil(*args, origin=(h + ilo, h + jlo, 0), domain=(*inner, nk), **kwargs)
+        finally:
+            handle.wait()
+        # the four bands around it: low and high J over the whole I range, then low and high
+        # I between them, so every point is computed exactly once
+        bands = ((0, 0, ni, jlo), (0, nj - jhi, ni, jhi),
+                 (0, jlo, ilo, nj - jlo - jhi), (ni - ihi, jlo, ihi, nj - jlo - jhi))
+        for i0, j0, di, dj in bands:
+            if di > 0 and dj > 0:
+                stencil(*args, origin=(h + i0, h + j0, 0), domain=(di, dj, nk), **kwargs)
+
+
+def _plan(stencil) -> tuple[dict, bool]:
+    """What ``run`` needs to know of a stencil, worked out once per stencil object (the
+    analysed IR does not change): the read widths and whether it has horizontal regions."""
+    target = getattr(stencil, "implementation", stencil)  # a lazy stencil: the built one
+    plan = target.__dict__.get("_distributed_plan")
+    if plan is None:
+        plan = target.__dict__["_distributed_plan"] = (Decomposition._read_widths(target),
+                                                       _has_regions(target))
+    return plan
+
+
+def _has_regions(stencil) -> bool:
+    """Whether any statement of the analysed IR carries horizontal region boxes
+    (docs/architecture.md, "The analysed-IR tree")."""
+    tree = stencil.__dict__.get("_tree_cache") or stencil.ir_tree()
+
+    def walk(stmts):
+        for stmt in stmts:
+            if stmt[0] == "assign" and stmt[7] is not None:
+                return True
+            if stmt[0] == "while" and (stmt[4] is not None or walk(stmt[6])):
+                return True
+        return False
+
+    return any(walk(stmts) for _, intervals in tree["computations"]
+               for _, _, stmts in intervals)
+
+
+def _bind(stencil, args, kwargs) -> dict:
+    """Argument name -> value, as the stencil will bind them (positional in parameter order,
+    then keywords)."""
+    names = [p[1] for p in stencil._params] if hasattr(stencil, "_params") else list(
+        stencil.field_info)
+    bound = dict(zip(names, args))
+    bound.update({k: v for k, v in kwargs.items() if k in names})
+    missing = [name for name in names if name not in bound and name in stencil.field_info]
+    if missing:
+        raise TypeError(f"run(): missing field argument(s) {', '.join(map(repr, missing))}")
+    return bound
+
+
+class ExchangeHandle:
+    """An exchange in flight: ``wait()`` completes it (receives land in the halos)."""
+
+    def __init__(self, decomposition: Decomposition):
+        self._dec = decomposition
+        self._requests: list = []
+        self._unpack: list = []  # (halo view, contiguous receive buffer)
+        self._keep: list = []    # send buffers that must live until the sends complete
+        self.done = False
+
+    def _recv(self, view, source, tag, method):
+        comm = self._dec.comm
+        if method == "pack":
+            buf = np.empty(view.shape, dtype=view.dtype)
+            self._unpack.append((view, buf))
+            self._requests.append(comm.Irecv(buf, source=source, tag=tag))
+        else:
+            self._requests.append(comm.Irecv(_message(self._dec, view), source=source, tag=tag))
+
+    def _send(self, view, dest, tag, method):
+        comm = self._dec.comm
+        if method == "pack":
+            buf = np.ascontiguousarray(view)
+            self._keep.append(buf)
+            self._requests.append(comm.Isend(buf, dest=dest, tag=tag))
+        else:
+            self._keep.append(view)
+            self._requests.append(comm.Isend(_message(self._dec, view), dest=dest, tag=tag))
+
+    def wait(self) -> None:
+        """Complete the exchange (idempotent)."""
+        if self.done:
+            return
+        MPI.Request.Waitall(self._requests)
+        for view, buf in self._unpack:
+            view[...] = buf
+        self._requests, self._unpack, self._keep = [], [], []
+        self.done = True
+
+
+def _message(dec: Decomposition, view):
+    """An mpi4py message for a strided view: the bytes from its first element to its last,
+    described by a derived datatype (no copy)."""
+    span = sum((n - 1) * s for n, s in zip(view.shape, view.strides)) + view.itemsize
+    if any(s < 0 for s in view.strides):
+        raise ValueError("arrays with negative strides cannot be exchanged")
+    buf = MPI.buffer.fromaddress(view.ctypes.data, span, readonly=False)
+    return [buf, 1, dec._datatype(view)]
+
+
+#: The exchange method used when none is given ("datatype" or "pack"); the faster on this
+#: machine by benchmarks/halo_exchange.py (docs/distributed.md).
+DEFAULT_METHOD = "datatype"
+
+
+# ---- one build for all ranks
+
+
+def stencil(backend=None, definition=None, *, comm=None, root=0, **options):
+    """Collective: :func:`gtscript.stencil` with one compile for all ranks of ``comm``
+    (default ``COMM_WORLD``). ``root`` builds (or loads from its disk cache) and broadcasts
+    the cache entry's files; every other rank writes them into its own disk cache (if the
+    entry is not there already, e.g. a shared file system) and loads the stencil from it,
+    so its ``build_info["module_source"]`` is ``"disk"``. A build error on the root is
+    raised on every rank. Without a usable disk cache a rank builds for itself."""
+    if callable(backend) and definition is None:
+        backend, definition = "cpu", backend
+
+    def decorator(func):
+        return _build_once(func, backend, comm, root, options)
+
+    return decorator if definition is None else decorator(definition)
+
+
+def _build_once(func, backend, comm, root, options):
+    comm = MPI.COMM_WORLD if comm is None else comm
+    if comm.rank == root:
+        try:
+            built = _gt_stencil(backend, func, **options)
+        except BaseException as exc:
+            comm.bcast(("error", type(exc).__name__, str(exc)), root=root)
+            raise
+        key = built.build_info.get("cache_key", "")
+        comm.bcast(("ok", key, _entry_files(key)), root=root)
+        return built
+    reply = comm.bcast(None, root=root)
+    if reply[0] == "error":
+        raise RuntimeError(f"building the stencil on rank {root} failed: {reply[1]}: "
+                           f"{reply[2]}")
+    _, key, files = reply
+    if files:
+        _store_entry(key, files)
+    options = {k: v for k, v in options.items() if k != "rebuild"}  # the root rebuilt it
+    return _gt_stencil(backend, func, **options)
+
+
+def _entry_files(key: str) -> dict | None:
+    """The files of the disk cache entry ``key`` (name -> bytes), or None."""
+    if not key:
+        return None
+    entry = os.path.join(_cache.path(), key)
+    try:
+        names = sorted(os.listdir(entry))
+        files = {}
+        for name in names:
+            with open(os.path.join(entry, name), "rb") as f:
+                files[name] = f.read()
+        return files
+    except OSError:
+        return None
+
+
+def _store_entry(key: str, files: dict) -> None:
+    """Write a broadcast entry into this rank's cache directory as the disk cache does:
+    a private temporary directory renamed to the key, so a concurrent reader sees all or
+    nothing. The core still checks the metadata, sizes and hashes before loading it."""
+    directory = _cache.path()
+    entry = os.path.join(directory, key)
+    if os.path.isdir(entry):
+        return
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".tmp-", dir=directory)
+        for name, data in files.items():
+            if os.sep in name or name.startswith("."):
+                raise OSError(f"unexpected file name {name!r} in a cache entry")
+            fd = os.open(os.path.join(tmp, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        try:
+            os.rename(tmp, entry)
+        except OSError:  # another process on this node stored it first: theirs is as good
+            for name in files:
+                os.unlink(os.path.join(tmp, name))
+            os.rmdir(tmp)
+    except OSError:
+        pass  # no usable disk cache here: the build below compiles on this rank
