@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ._deep import nesting_depth, run_deep
+
 _DTYPES = {
     "bool": np.bool_,
     "int32": np.int32,
@@ -308,5 +310,16 @@ def execute(tree, fields, scalars, domain):
     """Runs the analysed IR `tree` on bound arguments (see Module.bind)."""
     if 0 in domain:
         return
-    with np.errstate(all="ignore"):
+    if nesting_depth(tree, _DEEP_TREE) >= _DEEP_TREE:
+        run_deep(_execute, tree, fields, scalars, domain)  # a 1,000-term expression recurses
+    else:
+        _execute(tree, fields, scalars, domain)
+
+
+#: The nesting of the analysed IR beyond which the executor's recursion runs on a deep stack.
+_DEEP_TREE = 150
+
+
+def _execute(tree, fields, scalars, domain):
+    with np.errstate(all="ignore"):  # per thread: set where the executor runs
         _Executor(tree, fields, scalars, domain).run()

@@ -15,6 +15,7 @@ import numbers
 import os
 import sys
 import threading
+import types
 import time
 import warnings
 
@@ -347,11 +348,18 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
     )
 
 
+def _check_definition(definition) -> None:
+    """The definition is read from its source and code object: only a Python function
+    (``def``) has them, not any callable (a class, a builtin, a partial)."""
+    if not isinstance(definition, types.FunctionType):
+        raise TypeError(f"definition must be a Python function (def ...), got "
+                        f"{type(definition).__name__} {definition!r:.80}")
+
+
 def _build(definition, backend, externals, rebuild, name, options):
     start = time.perf_counter()
     backend = _resolve_backend(backend)
-    if not callable(definition):
-        raise TypeError("a stencil definition must be a Python function")
+    _check_definition(definition)
     externals = dict(externals or {})
     code_options, build_info, dtypes = _check_options(options)
     key = (frontend.definition_fingerprint(definition, externals), backend, name,
@@ -446,8 +454,7 @@ class LazyStencil:
     ``implementation`` is the built stencil; any other attribute is the built stencil's."""
 
     def __init__(self, definition, backend, externals, rebuild, name, options):
-        if not callable(definition):
-            raise TypeError("a stencil definition must be a Python function")
+        _check_definition(definition)
         self.definition = definition
         self.backend = backend
         self._build_args = (definition, backend, externals, rebuild, name, options)
