@@ -212,23 +212,23 @@ static int levels_for(AxisBound lo, AxisBound hi, bool strict) {
     return 0;
 }
 
-static void min_levels(Stencil *st) {
+int stencil_min_k_levels(const Stencil *st) {
     int m = 1;
     for (int c = 0; c < st->ncomps; c++) {
-        Computation *comp = &st->comps[c];
+        const Computation *comp = &st->comps[c];
         for (int i = 0; i < comp->nintervals; i++) {
-            Interval *in = &comp->intervals[i];
+            const Interval *in = &comp->intervals[i];
             int v = levels_for(in->start, in->end, true);
             if (v > m) m = v;
         }
         for (int i = 0; i + 1 < comp->nintervals; i++) {
-            Interval *a = &comp->intervals[i], *b = &comp->intervals[i + 1];
+            const Interval *a = &comp->intervals[i], *b = &comp->intervals[i + 1];
             int v = comp->policy == POLICY_BACKWARD ? levels_for(b->end, a->start, false)
                                                     : levels_for(a->end, b->start, false);
             if (v > m) m = v;
         }
     }
-    st->min_k_levels = m;
+    return m;
 }
 
 bool extents_compute(Stencil *st) {
@@ -237,7 +237,7 @@ bool extents_compute(Stencil *st) {
     if (X.need == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     backward_pass(&X);
     free(X.need);
-    min_levels(st);
+    st->min_k_levels = stencil_min_k_levels(st);
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
 
