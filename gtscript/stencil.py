@@ -38,8 +38,16 @@ _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_va
 #: Options handled here, outside the cache key's code options.
 _OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info"}
 
+#: The decorator's table (pre-key -> stencil), least recently used first; bounded like the
+#: core's memory level by GTSCRIPT_CACHE_MEMORY_ENTRIES (docs/caching.md).
 _memory_cache: dict = {}
 _memory_lock = threading.Lock()
+
+
+def _memory_limit() -> int:
+    """GTSCRIPT_CACHE_MEMORY_ENTRIES, read at every use (256 when unset or not a count)."""
+    value = os.environ.get("GTSCRIPT_CACHE_MEMORY_ENTRIES", "")
+    return int(value) if value.isdigit() else 256
 
 
 class Stencil(_core.Module):
@@ -367,7 +375,9 @@ def _build(definition, backend, externals, rebuild, name, options):
            tuple(sorted(dtypes.items())))
     if not rebuild:
         with _memory_lock:
-            cached = _memory_cache.get(key)
+            cached = _memory_cache.pop(key, None)
+            if cached is not None:
+                _memory_cache[key] = cached  # most recently used: to the end of the order
         if cached is not None:
             _reissue(cached.build_warnings)
             _fill_build_info(build_info, cached, 0.0, start, "pre-key")
@@ -383,7 +393,11 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
     with _memory_lock:
+        _memory_cache.pop(key, None)
         _memory_cache[key] = module
+        limit = _memory_limit()
+        while len(_memory_cache) > limit:  # the least recently used go (their code with them)
+            del _memory_cache[next(iter(_memory_cache))]
     _fill_build_info(build_info, module, parse_time, start, "build")
     return module
 

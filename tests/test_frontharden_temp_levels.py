@@ -180,3 +180,38 @@ def test_a_variable_k_read_is_left_to_the_call():
             out = t[0, 0, dk]
 
     _build_quietly(defn)
+
+
+def test_off_centre_writes_count_for_the_levels_they_write():
+    def defn(a: F64, out: F64):
+        with computation(FORWARD):
+            with interval(0, 1):
+                t = a
+                t[0, 0, 1] = a[0, 0, 1] * 0.5
+            with interval(1, -1):
+                t[0, 0, 1] = t + a[0, 0, 1]
+        with computation(PARALLEL), interval(...):
+            out = t
+
+    stencil = _build_quietly(defn, "cpu")
+    a = np.random.default_rng(5).random(SHAPE)
+    out = np.zeros(SHAPE)
+    stencil(a, out)
+    expected = np.zeros(SHAPE)
+    expected[:, :, 0] = a[:, :, 0]
+    expected[:, :, 1] = 0.5 * a[:, :, 1]
+    for k in range(1, SHAPE[2] - 1):
+        expected[:, :, k + 1] = expected[:, :, k] + a[:, :, k + 1]
+    np.testing.assert_allclose(out, expected)
+
+
+def test_an_off_centre_write_that_leaves_levels_unwritten_is_caught():
+    def defn(a: F64, out: F64):
+        with computation(FORWARD), interval(0, -1):
+            t[0, 0, 1] = a  # writes levels 1 .. N - 1 only
+        with computation(PARALLEL), interval(0, 1):
+            out = t  # <- here: level 0
+
+    with pytest.raises(GTScriptSemanticError, match="no interval writes") as info:
+        gtscript.stencil(backend="numpy", definition=defn, rebuild=True)
+    assert info.value.lineno == _line_of(defn, "# <- here")

@@ -10,7 +10,8 @@
  *            domain's K size: its values there are undefined;
  *   warning  some of those levels are written by no interval, for some K size.
  *
- * A write counts for the levels of its interval even when it sits in a branch or a region
+ * A write counts for the levels of its interval (shifted by its K offset, `t[0, 0, 1] = ...`)
+ * even when it sits in a branch or a region
  * (temps.c's path warnings cover those); a sequential sweep reading the previous level of a
  * temporary written at every level (`t[0, 0, -1]` in interval(1, None) of a temporary written
  * in interval(0, None)) reads written levels and is fine. Reads at a variable or absolute K
@@ -32,6 +33,7 @@ enum { MAX_LEVELS = 1024 };
 typedef struct {
     int temp;
     AxisBound start, end;
+    int dk; /* an off-centre write (`t[0, 0, 1] = ...` in a sweep) writes its interval shifted */
 } LevelWrite;
 
 typedef struct {
@@ -77,17 +79,18 @@ static void collect_read(void *ctx, Expr *e) {
                                         e->line, e->col};
 }
 
-static void collect_write(Levels *L, const Symbol *t) {
+static void collect_write(Levels *L, const Symbol *t, int dk) {
     if (!is_user_temp(t) || L->nomem) return;
-    for (int i = L->nwrites - 1; i >= 0; i--) /* once per interval is enough */
-        if (L->writes[i].temp == t->index && bound_cmp(L->writes[i].start, L->in->start) == 0 &&
+    for (int i = L->nwrites - 1; i >= 0; i--) /* once per interval and offset is enough */
+        if (L->writes[i].temp == t->index && L->writes[i].dk == dk &&
+            bound_cmp(L->writes[i].start, L->in->start) == 0 &&
             bound_cmp(L->writes[i].end, L->in->end) == 0)
             return;
     if (!grow((void **)&L->writes, &L->capw, L->nwrites, sizeof *L->writes)) {
         L->nomem = true;
         return;
     }
-    L->writes[L->nwrites++] = (LevelWrite){t->index, L->in->start, L->in->end};
+    L->writes[L->nwrites++] = (LevelWrite){t->index, L->in->start, L->in->end, dk};
 }
 
 static void collect(Levels *L, const StmtList *l) {
@@ -96,7 +99,7 @@ static void collect(Levels *L, const StmtList *l) {
         switch (s->kind) {
         case S_ASSIGN:
             expr_visit_fields(s->assign.value, collect_read, L);
-            collect_write(L, s->assign.target);
+            collect_write(L, s->assign.target, s->assign.koff);
             break;
         case S_IF:
             expr_visit_fields(s->if_.cond, collect_read, L);
@@ -132,7 +135,7 @@ static bool check_size(Levels *L, int nt, long long n, long long *cover, unsigne
     memset(cover, 0, (size_t)nt * row * sizeof *cover);
     for (int w = 0; w < L->nwrites; w++) {
         const LevelWrite *x = &L->writes[w];
-        long long a = at(x->start, n), b = at(x->end, n);
+        long long a = at(x->start, n) + x->dk, b = at(x->end, n) + x->dk;
         if (a < 0) a = 0;
         if (b > n) b = n;
         if (a >= b) continue;
@@ -214,8 +217,8 @@ bool checks_temporary_levels(Stencil *st) {
         /* the K sizes where the order of the bounds can change, from the smallest accepted */
         long long lo = 0, hi = 0;
         for (int w = 0; w < L.nwrites; w++) {
-            track(&lo, &hi, L.writes[w].start, 0);
-            track(&lo, &hi, L.writes[w].end, 0);
+            track(&lo, &hi, L.writes[w].start, L.writes[w].dk);
+            track(&lo, &hi, L.writes[w].end, L.writes[w].dk);
         }
         for (int r = 0; r < L.nreads; r++) {
             track(&lo, &hi, L.reads[r].start, L.reads[r].dk);
