@@ -88,8 +88,13 @@ def nesting_depth(tree: Any, limit: int) -> int:
             if deepest >= limit:
                 return deepest
         if isinstance(node, (tuple, list)):
-            stack.extend((item, depth + 1) for item in node if isinstance(item, (tuple, list, dict)))
+            stack.extend(
+                (item, depth + 1) for item in node if isinstance(item, (tuple, list, dict))
+            )
         elif isinstance(node, dict):
-            stack.extend((item, depth + 1) for item in node.values()
-                         if isinstance(item, (tuple, list, dict)))
+            stack.extend(
+                (item, depth + 1)
+                for item in node.values()
+                if isinstance(item, (tuple, list, dict))
+            )
     return deepest

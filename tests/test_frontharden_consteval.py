@@ -278,3 +278,19 @@ def test_region_bounds_with_axis_arithmetic_build():
     expected[0:2, 3:5] *= -1  # I[0] .. I[0] + 2, J[-1] - 1 .. the end
     np.testing.assert_array_equal(results[0], expected)
     np.testing.assert_array_equal(results[1], expected)
+
+
+def test_qualified_inlined_is_the_identity_inside_a_compile_time_expression():
+    def defn(a: Field[np.float64], out: Field[np.float64]):
+        from __externals__ import N
+
+        with computation(PARALLEL), interval(0, gtscript.__INLINED(N) + 1):
+            out = a
+
+    stencil = gtscript.stencil(backend="numpy", definition=defn, externals={"N": 1})
+    a = np.ones(SHAPE)
+    out = np.zeros(SHAPE)
+    stencil(a, out)
+    expected = np.zeros(SHAPE)
+    expected[:, :, :2] = 1.0
+    np.testing.assert_array_equal(out, expected)

@@ -233,7 +233,8 @@ bool checks_temporary_levels(Stencil *st) {
             unsigned char *state = calloc((size_t)L.nreads, 1);
             ok = cover != NULL && state != NULL;
             if (!ok) diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
-            for (long long n = first; ok && n <= last; n++) ok = check_size(&L, nt, n, cover, state);
+            for (long long n = first; ok && n <= last; n++)
+                ok = check_size(&L, nt, n, cover, state);
             if (ok) report(&L, state);
             free(cover);
             free(state);

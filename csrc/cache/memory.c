@@ -75,7 +75,8 @@ Py_ssize_t cache_memory_limit(void) {
         char *end;
         errno = 0;
         long long n = strtoll(v, &end, 10);
-        if (errno == 0 && *end == '\0' && n >= 0) return n > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
+        if (errno == 0 && *end == '\0' && n >= 0)
+            return n > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
     }
     return 256;
 }

@@ -204,21 +204,26 @@ class ConstEvaluator:
                 f"compile time",
                 node,
             )
-        if not (_is_plain(index) or isinstance(index, type) or isinstance(index, np.dtype)):
-            if not (isinstance(base, type) and _is_language_type(base)):
-                raise ConstEvalError(
-                    f"`{ast.unparse(node.slice)}` is not a valid compile-time index", node
-                )
+        language_type = isinstance(base, type) and _is_language_type(base)
+        if not (_is_plain(index) or isinstance(index, (type, np.dtype)) or language_type):
+            raise ConstEvalError(
+                f"`{ast.unparse(node.slice)}` is not a valid compile-time index", node
+            )
         return self._apply(node, operator.getitem, base, index)
 
     def eval_Slice(self, node: ast.Slice) -> slice:
-        parts = [None if part is None else self.eval(part) for part in (node.lower, node.upper, node.step)]
+        parts = [
+            None if part is None else self.eval(part)
+            for part in (node.lower, node.upper, node.step)
+        ]
         if not all(part is None or isinstance(part, (int, np.integer)) for part in parts):
             raise ConstEvalError("slice bounds must be integers", node)
         return slice(*parts)
 
     def eval_Call(self, node: ast.Call) -> Any:
-        if isinstance(node.func, ast.Name) and node.func.id == self.inlined:
+        func_node = node.func
+        callee = func_node.id if isinstance(func_node, ast.Name) else getattr(func_node, "attr", None)
+        if callee == self.inlined:  # __INLINED(...) or gtscript.__INLINED(...)
             if len(node.args) != 1 or node.keywords:
                 raise ConstEvalError("__INLINED takes one expression", node)
             return self.eval(node.args[0])  # inside, it is the identity
@@ -267,7 +272,7 @@ class ConstEvaluator:
             return fn(*args)
         except ConstEvalError:
             raise
-        except Exception as exc:  # ZeroDivisionError, OverflowError, IndexError, ...
+        except Exception as exc:  # noqa: BLE001 - ZeroDivisionError, OverflowError, IndexError...
             raise ConstEvalError(
                 f"cannot evaluate `{ast.unparse(node)}` at compile time "
                 f"({type(exc).__name__}: {exc})",
