@@ -294,3 +294,25 @@ def test_qualified_inlined_is_the_identity_inside_a_compile_time_expression():
     expected = np.zeros(SHAPE)
     expected[:, :, :2] = 1.0
     np.testing.assert_array_equal(out, expected)
+
+
+def test_string_annotations_are_evaluated_without_eval():
+    def hostile(a: "Field[_record()]", out: "Field[np.float64]"):  # noqa: F821
+        with computation(PARALLEL), interval(...):
+            out = a
+
+    with pytest.raises(GTScriptSyntaxError, match="cannot be called at compile time"):
+        gtscript.stencil(backend="numpy", definition=hostile, rebuild=True)
+
+    def fine(a: "Field[np.float64]", out: "Field[gtscript.IJK, (np.float64, (2,))]", s: "float"):
+        with computation(PARALLEL), interval(...):
+            out[0, 0, 0][1] = a * s
+
+    for backend in ("cpu", "numpy"):
+        stencil = gtscript.stencil(backend=backend, definition=fine)
+        a = np.arange(np.prod(SHAPE), dtype=np.float64).reshape(SHAPE)
+        out = np.zeros((*SHAPE, 2))
+        stencil(a, out, s=2.0)
+        expected = np.zeros((*SHAPE, 2))
+        expected[..., 1] = 2.0 * a
+        np.testing.assert_array_equal(out, expected)

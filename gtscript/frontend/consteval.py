@@ -198,13 +198,16 @@ class ConstEvaluator:
         if not (
             isinstance(base, (lang.Axis, tuple, list, dict, str, np.ndarray))
             or (isinstance(base, type) and _is_language_type(base))
+            or _is_language_object(base)
         ):
             raise ConstEvalError(
                 f"`{ast.unparse(node.value)}` ({_describe(base)}) cannot be subscripted at "
                 f"compile time",
                 node,
             )
-        language_type = isinstance(base, type) and _is_language_type(base)
+        language_type = (isinstance(base, type) and _is_language_type(base)) or (
+            _is_language_object(base)
+        )
         if not (_is_plain(index) or isinstance(index, (type, np.dtype)) or language_type):
             raise ConstEvalError(
                 f"`{ast.unparse(node.slice)}` is not a valid compile-time index", node
@@ -286,6 +289,12 @@ def _is_language_type(cls: type) -> bool:
     return cls is lang.Field or (
         cls.__name__ == "Field" and (cls.__module__ or "").split(".")[0] == "gt4py"
     )
+
+
+def _is_language_object(value: Any) -> bool:
+    """An object of the language's own (gtscript.Sequence[...] and the like, GT4Py's)."""
+    module = type(value).__module__ or ""
+    return module == lang.__name__ or module.split(".")[0] == "gt4py"
 
 
 def _too_big(op: ast.operator, left: Any, right: Any) -> bool:
