@@ -141,8 +141,23 @@ GtKernelFn module_kernel(ModuleObject *m, CpuVariant variant) {
 static int option_int(PyObject *options, const char *key, int dflt, bool *ok) {
     PyObject *v = options ? PyDict_GetItemString(options, key) : NULL;
     if (v == NULL || v == Py_None) return dflt;
+    /* An integer option must say which option a wrong value was given to: PyLong_AsLong's own
+     * TypeError ("'str' object cannot be interpreted as an integer") does not. */
+    if (!PyLong_Check(v) && !PyIndex_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "option %s must be an integer or a bool, got %.100s",
+                     key, Py_TYPE(v)->tp_name);
+        *ok = false;
+        return dflt;
+    }
     long x = PyLong_AsLong(v);
-    if (x == -1 && PyErr_Occurred()) *ok = false;
+    if (x == -1 && PyErr_Occurred()) {
+        /* an int beyond a C long: say which option, as the range check below does */
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "option %s is out of range", key);
+        }
+        *ok = false;
+    }
     else if (x < INT_MIN || x > INT_MAX) { /* the cast below must not wrap 2**32 + 32 to 32 */
         PyErr_Format(PyExc_ValueError, "option %s=%ld is out of range", key, x);
         *ok = false;
@@ -195,7 +210,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     bool ok = true;
     int lfp = option_int(options, "literal_float_precision", 0, &ok);
     int lip = ok ? option_int(options, "literal_int_precision", 0, &ok) : 0;
-    int on_the_fly = option_int(options, "inline_temporaries", 1, &ok);
+    int on_the_fly = ok ? option_int(options, "inline_temporaries", 1, &ok) : 1;
     if (!ok) return NULL;
     if (lfp != 0 && lfp != 32 && lfp != 64) {
         PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");

@@ -12,6 +12,9 @@ Environment:
 ``GTSCRIPT_CACHE_MAX_BYTES``
     size limit of the disk cache; least recently used entries are evicted beyond it
     (default 1 GiB).
+``GTSCRIPT_CACHE_MEMORY_ENTRIES``
+    how many stencils the memory level (the core's key table and the decorator's pre-key
+    table, each) keeps loaded; the least recently used are dropped beyond it (default 256).
 """
 
 from __future__ import annotations

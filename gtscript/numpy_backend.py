@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ._deep import nesting_depth, run_deep
+
 _DTYPES = {
     "bool": np.bool_,
     "int8": np.int8,
@@ -392,8 +394,10 @@ def execute(tree, fields, scalars, domain):
     if tree.get("checked_k"):  # a checked level may fail mid-run: keep the arrays to restore
         saved = {name: np.array(array, copy=True) for name, (array, _) in fields.items()}
     try:
-        with np.errstate(all="ignore"):
-            _Executor(tree, fields, scalars, domain).run()
+        if nesting_depth(tree, _DEEP_TREE) >= _DEEP_TREE:
+            run_deep(_execute, tree, fields, scalars, domain)  # a 1,000-term expression recurses
+        else:
+            _execute(tree, fields, scalars, domain)
     except _CheckedLevelError as err:
         for name, copy in saved.items():
             fields[name][0][...] = copy
@@ -402,3 +406,12 @@ def execute(tree, fields, scalars, domain):
             f"outside the compute domain's {domain[2]} levels; the call was undone (every array "
             f"it wrote was restored)"
         ) from None
+
+
+#: The nesting of the analysed IR beyond which the executor's recursion runs on a deep stack.
+_DEEP_TREE = 150
+
+
+def _execute(tree, fields, scalars, domain):
+    with np.errstate(all="ignore"):  # per thread: set where the executor runs
+        _Executor(tree, fields, scalars, domain).run()

@@ -16,6 +16,7 @@ import numbers
 import os
 import sys
 import threading
+import types
 import time
 import warnings
 
@@ -43,8 +44,16 @@ _IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_va
 #: Options handled here, outside the cache key's code options.
 _OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info"}
 
+#: The decorator's table (pre-key -> stencil), least recently used first; bounded like the
+#: core's memory level by GTSCRIPT_CACHE_MEMORY_ENTRIES (docs/caching.md).
 _memory_cache: dict = {}
 _memory_lock = threading.Lock()
+
+
+def _memory_limit() -> int:
+    """GTSCRIPT_CACHE_MEMORY_ENTRIES, read at every use (256 when unset or not a count)."""
+    value = os.environ.get("GTSCRIPT_CACHE_MEMORY_ENTRIES", "")
+    return int(value) if value.isdigit() else 256
 
 
 class Stencil(_core.Module):
@@ -355,11 +364,18 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
     )
 
 
+def _check_definition(definition) -> None:
+    """The definition is read from its source and code object: only a Python function
+    (``def``) has them, not any callable (a class, a builtin, a partial)."""
+    if not isinstance(definition, types.FunctionType):
+        raise TypeError(f"definition must be a Python function (def ...), got "
+                        f"{type(definition).__name__} {definition!r:.80}")
+
+
 def _build(definition, backend, externals, rebuild, name, options):
     start = time.perf_counter()
     backend = _resolve_backend(backend)
-    if not callable(definition):
-        raise TypeError("a stencil definition must be a Python function")
+    _check_definition(definition)
     externals = dict(externals or {})
     code_options, build_info, dtypes = _check_options(options)
     key = (frontend.definition_fingerprint(definition, externals), backend, name,
@@ -367,7 +383,9 @@ def _build(definition, backend, externals, rebuild, name, options):
            tuple(sorted(dtypes.items())))
     if not rebuild:
         with _memory_lock:
-            cached = _memory_cache.get(key)
+            cached = _memory_cache.pop(key, None)
+            if cached is not None:
+                _memory_cache[key] = cached  # most recently used: to the end of the order
         if cached is not None:
             _reissue(cached.build_warnings)
             _fill_build_info(build_info, cached, 0.0, start, "pre-key")
@@ -384,7 +402,11 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.__wrapped__ = definition
     module.__signature__ = _call_signature(definition, backend)
     with _memory_lock:
+        _memory_cache.pop(key, None)
         _memory_cache[key] = module
+        limit = _memory_limit()
+        while len(_memory_cache) > limit:  # the least recently used go (their code with them)
+            del _memory_cache[next(iter(_memory_cache))]
     _fill_build_info(build_info, module, parse_time, start, "build")
     return module
 
@@ -455,8 +477,7 @@ class LazyStencil:
     ``implementation`` is the built stencil; any other attribute is the built stencil's."""
 
     def __init__(self, definition, backend, externals, rebuild, name, options):
-        if not callable(definition):
-            raise TypeError("a stencil definition must be a Python function")
+        _check_definition(definition)
         self.definition = definition
         self.backend = backend
         self._build_args = (definition, backend, externals, rebuild, name, options)

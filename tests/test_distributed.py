@@ -148,7 +148,7 @@ for call, kind, text in ((lambda: dec.run(st, a, b, c), ValueError, "written and
     except kind as exc:
         assert text in str(exc), str(exc)
         assert all(np.array_equal(x, y) for x, y in zip(before, (a, b, c)))
-        print("REFUSED", text)
+        print(f"REFUSED {text}", flush=True)  # one write: the ranks' lines stay whole
 '''
 
 

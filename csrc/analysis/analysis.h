@@ -2,7 +2,8 @@
  * The analysis passes, run in this order by analyse_stencil():
  *   checks_structure  field shapes vs offsets, K-write policy, interval order and overlap
  *   checks_control    rules on the structured IR: while loops (3), field conditionals (4)
- *   checks_temporaries temporaries read but never written; warnings for likely mistakes
+ *   checks_temporaries temporaries read but never written (or on K levels no interval
+ *                     writes, templevels.c); warnings for likely mistakes
  *   types_infer       dtypes with NumPy 2 promotion; explicit casts everywhere
  *   lower_control     if / while / regions -> guarded statements, field conditions into masks
  *   checks_dataflow   the parallel model's data-flow rules (write after read with offset, ...)
@@ -31,6 +32,13 @@ bool inline_temporaries(Stencil *st);
 
 bool analyse_stencil(Stencil *st);
 
+
+/* The K size below which some interval would be empty or intervals would swap order (the
+ * call refuses a smaller domain); needs the intervals in execution order. */
+int stencil_min_k_levels(const Stencil *st);
+
+/* Temporaries read on K levels no interval writes (temps.c's level-aware part). */
+bool checks_temporary_levels(Stencil *st);
 
 /* Compares two interval bounds assuming the domain is large enough: <0, =0, >0. */
 int bound_cmp(AxisBound a, AxisBound b);

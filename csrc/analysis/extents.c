@@ -351,13 +351,13 @@ static int levels_for(AxisBound lo, AxisBound hi, bool strict) {
 /* An interval with no statements (its body emptied at compile time, by `__INLINED` or
  * externals) computes nothing on any domain, so it asks for no levels: only the intervals
  * that run, and the order between consecutive ones, count. */
-static void min_levels(Stencil *st) {
+int stencil_min_k_levels(const Stencil *st) {
     int m = 1;
     for (int c = 0; c < st->ncomps; c++) {
-        Computation *comp = &st->comps[c];
+        const Computation *comp = &st->comps[c];
         const Interval *prev = NULL;
         for (int i = 0; i < comp->nintervals; i++) {
-            Interval *in = &comp->intervals[i];
+            const Interval *in = &comp->intervals[i];
             if (in->body.n == 0) continue;
             /* run-time bounds: the call checks the intervals against the domain */
             if (in->start.sym || in->end.sym) {
@@ -374,7 +374,7 @@ static void min_levels(Stencil *st) {
             prev = in;
         }
     }
-    st->min_k_levels = m;
+    return m;
 }
 
 bool extents_compute(Stencil *st) {
@@ -389,7 +389,7 @@ bool extents_compute(Stencil *st) {
     backward_pass(&X);
     free(X.need);
     free(X.req);
-    min_levels(st);
+    st->min_k_levels = stencil_min_k_levels(st);
     return access_pass(st) && st->diag.kind == DIAG_NONE;
 }
 

@@ -14,7 +14,7 @@
  * Reading at a K level that an earlier iteration of the same FORWARD/BACKWARD computation
  * wrote (`t[0, 0, -1]` in FORWARD) is the point of sequential computations and is not
  * flagged. Intervals count as one path: a write in any interval counts for the later ones,
- * whatever K levels it covers, so the check stays quiet rather than guess about levels.
+ * whatever K levels it covers; which levels are written and read is templevels.c's check.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +299,7 @@ bool checks_temporaries(Stencil *st) {
     if (ok) ok = each_interval(&T, false);
     if (ok) unread_and_unwritten(&T);
     if (ok) ok = each_interval(&T, true);
+    if (ok) ok = checks_temporary_levels(st);
     free(T.use);
     free(T.written_in);
     free(T.warned);

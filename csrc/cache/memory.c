@@ -1,7 +1,11 @@
 #include "cache/memory.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 CacheStats cache_stats;
 
@@ -65,12 +69,49 @@ static void capsule_release(PyObject *capsule) {
     cache_entry_unref(PyCapsule_GetPointer(capsule, CAPSULE_NAME));
 }
 
+Py_ssize_t cache_memory_limit(void) {
+    const char *v = getenv("GTSCRIPT_CACHE_MEMORY_ENTRIES");
+    if (v && v[0] != '\0' && v[0] != '-') {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (errno == 0 && *end == '\0' && n >= 0)
+            return n > PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
+    }
+    return 256;
+}
+
+/* Drops the least recently used entries beyond the limit (dicts keep insertion order and a
+ * hit re-inserts its key); an entry no stencil uses is unloaded from the JIT right here. */
+static bool trim(void) {
+    Py_ssize_t limit = cache_memory_limit();
+    while (PyDict_GET_SIZE(table) > limit) {
+        Py_ssize_t pos = 0;
+        PyObject *oldest, *value;
+        if (!PyDict_Next(table, &pos, &oldest, &value)) break;
+        Py_INCREF(oldest);
+        int r = PyDict_DelItem(table, oldest);
+        Py_DECREF(oldest);
+        if (r < 0) return false;
+    }
+    return true;
+}
+
 CacheEntry *cache_memory_get(const char *key) {
     if (table == NULL) return NULL;
     PyObject *capsule = PyDict_GetItemString(table, key); /* borrowed; never raises */
     if (capsule == NULL) return NULL;
     CacheEntry *e = PyCapsule_GetPointer(capsule, CAPSULE_NAME);
-    if (e) cache_entry_ref(e);
+    if (e == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    cache_entry_ref(e);
+    /* most recently used: to the end of the order (a failure only leaves the order as is) */
+    Py_INCREF(capsule);
+    if (PyDict_DelItemString(table, key) < 0 || PyDict_SetItemString(table, key, capsule) < 0)
+        PyErr_Clear();
+    Py_DECREF(capsule);
     return e;
 }
 
@@ -81,11 +122,16 @@ bool cache_memory_put(CacheEntry *e) {
     cache_entry_ref(e); /* the capsule's reference */
     int r = PyDict_SetItemString(table, e->key, capsule);
     Py_DECREF(capsule);
-    return r == 0;
+    return r == 0 && trim();
 }
 
 void cache_memory_clear(void) {
     if (table) PyDict_Clear(table);
+#ifdef __GLIBC__
+    /* The modules just unloaded leave free memory spread over the heap that glibc keeps
+     * mapped; clearing the cache is the moment to hand it back. */
+    malloc_trim(0);
+#endif
 }
 
 Py_ssize_t cache_memory_count(void) {

@@ -1,5 +1,6 @@
 /*
- * Level 1 of the module cache: key -> loaded code, for the life of the process.
+ * Level 1 of the module cache: key -> loaded code, for the life of the process, bounded: at
+ * most GTSCRIPT_CACHE_MEMORY_ENTRIES keys (default 256), the least recently used dropped.
  *
  * A CacheEntry is the compiled, loaded kernel of one key. Every Module built for that key
  * shares it (re-decorating an equivalent definition costs no compile and no load); it is
@@ -41,6 +42,8 @@ CacheEntry *cache_entry_from_object(const char *key, bool jit, const char *obj, 
 void cache_entry_ref(CacheEntry *e);
 void cache_entry_unref(CacheEntry *e);
 
+/* GTSCRIPT_CACHE_MEMORY_ENTRIES (read at every use; 256 when unset or not a count). */
+Py_ssize_t cache_memory_limit(void);
 /* A new reference to the entry of `key`, or NULL (never an error). */
 CacheEntry *cache_memory_get(const char *key);
 /* Makes `e` the entry of its key (the table holds its own reference); false on error. */

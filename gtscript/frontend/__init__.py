@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .._deep import run_deep
 from .fingerprint import definition_fingerprint
 from .functions import GTScriptFunction, function, is_gtscript_function, lazy_function
 from .params import _parameters
@@ -58,6 +59,12 @@ def parse_definition(
 ) -> dict:
     """The definition tree of stencil definition ``func`` (see docs/architecture.md);
     ``dtypes`` gives the dtype of each placeholder name (``Field["T"]``)."""
+    # The translation recurses over the AST and into every gtscript function it inlines: run
+    # it where deep definitions (a 1,000-term sum, a chain of 800 functions) fit.
+    return run_deep(_parse_definition, func, externals, dtypes)
+
+
+def _parse_definition(func: Callable, externals: dict | None, dtypes: dict | None) -> dict:
     externals = dict(externals or {})
     dtypes = dict(dtypes or {})
     source = _capture_source(func)

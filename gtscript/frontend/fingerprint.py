@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import lang
+from .._deep import run_deep
 from .externals import _MISSING, _free_value
 from .functions import GTScriptFunction, is_gtscript_function
 from .syntax import GTSCRIPT_FUNCTION_ATTR
@@ -22,6 +23,13 @@ def definition_fingerprint(func: Callable, externals: dict | None = None) -> str
     source text, the annotations, the externals, and the global values the definition
     references (the gtscript functions it calls fingerprinted recursively).  Equal
     fingerprints give equal definition trees (up to line numbers)."""
+    try:
+        return _fingerprint(func, externals)
+    except RecursionError:  # a chain of hundreds of gtscript functions: pure, so run it again
+        return run_deep(_fingerprint, func, externals)
+
+
+def _fingerprint(func: Callable, externals: dict | None) -> str:
     parts = [_function_token(func, set())]
     for name, value in sorted((externals or {}).items()):
         parts.append(f"{name}={_value_token(value, set(), 0)}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import builtins
 import itertools
 from typing import Any
 
@@ -13,6 +12,8 @@ from ..errors import (
     GTScriptSemanticError,
     GTScriptSyntaxError,
 )
+from .consteval import _BUILTINS as _CONST_BUILTINS
+from .consteval import ConstEvalError, ConstEvaluator, truth
 from .externals import _MISSING, _ExternalImport, _free_value, _scan_body
 from .scope import _Scope
 from .source import _Source
@@ -144,49 +145,47 @@ class _Names:
         fallback: dict | None = None,
         override: dict | None = None,
     ) -> Any:
-        """Evaluate ``node`` now, in an environment of externals, global constants and Python's
-        builtins.  Names missing from the definition's namespace are looked up in
-        ``fallback``; names in ``override`` mean what it says whatever the namespace holds.
-        Referencing a field, parameter or temporary is an error."""
-        env: dict[str, Any] = {_INLINED: lambda value: value}  # inside, it is the identity
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
-                raise scope.error(GTScriptSyntaxError, f"{what}: not a constant expression", sub)
-            if not isinstance(sub, ast.Name) or sub.id == _INLINED:
-                continue
-            if override is not None and sub.id in override:
-                env[sub.id] = override[sub.id]
-                continue
-            kind, value = self.resolve_name(scope, sub.id)
+        """Evaluate ``node`` now with the compile-time evaluator (consteval: no ``eval``), in
+        an environment of externals, global constants and the builtins it allows.  Names
+        missing from the definition's namespace are looked up in ``fallback``; names in
+        ``override`` mean what it says whatever the namespace holds.  Referencing a field,
+        parameter or temporary is an error, and so is anything the evaluator refuses."""
+
+        def lookup(name: str, sub: ast.Name) -> Any:
+            if override is not None and name in override:
+                return override[name]
+            kind, value = self.resolve_name(scope, name)
             if kind in ("binding", "local", "runtime"):
-                raise scope.error(
-                    GTScriptSyntaxError,
+                raise ConstEvalError(
                     f"{what} is evaluated at compile time and can only use externals and "
-                    f"constants, but {sub.id!r} is a field, parameter or temporary",
+                    f"constants, but {name!r} is a field, parameter or temporary",
                     sub,
                 )
-            if kind == "missing":
-                if fallback is not None and sub.id in fallback:
-                    env[sub.id] = fallback[sub.id]
-                elif not hasattr(builtins, sub.id):
-                    raise scope.error(
-                        GTScriptSyntaxError,
-                        f"{what}: unknown name {sub.id!r} (externals must be imported with "
-                        f"`from {_EXTERNALS_MODULE} import {sub.id}`)",
-                        sub,
-                    )
-            else:
-                env[sub.id] = value
-        code = compile(ast.Expression(body=node), scope.source.filename, "eval")
+            if kind != "missing":
+                return value
+            if fallback is not None and name in fallback:
+                return fallback[name]
+            if name in _CONST_BUILTINS:
+                return _CONST_BUILTINS[name]
+            raise ConstEvalError(
+                f"unknown name {name!r} (externals must be imported with "
+                f"`from {_EXTERNALS_MODULE} import {name}`)",
+                sub,
+            )
+
         try:
-            return eval(code, {"__builtins__": builtins}, env)  # noqa: S307
-        except Exception as exc:
-            raise scope.error(
-                GTScriptSyntaxError,
-                f"{what}: cannot evaluate `{ast.unparse(node)}` at compile time "
-                f"({type(exc).__name__}: {exc})",
-                node,
-            ) from None
+            return ConstEvaluator(lookup, _INLINED).eval(node)
+        except ConstEvalError as exc:
+            message = exc.message if exc.message.startswith(what) else f"{what}: {exc.message}"
+            raise scope.error(GTScriptSyntaxError, message, exc.node) from None
+
+    def compile_time_truth(self, scope: _Scope, node: ast.expr, what: str) -> bool:
+        """The truth of a compile-time condition (a number, bool, string or None)."""
+        value = self.compile_time_value(scope, node, what)
+        try:
+            return truth(value, node)
+        except ConstEvalError as exc:
+            raise scope.error(GTScriptSyntaxError, f"{what}: {exc.message}", exc.node) from None
 
     def compile_time_int(self, scope: _Scope, node: ast.expr, what: str) -> int:
         value = _int_value(self.compile_time_value(scope, node, what))
@@ -198,7 +197,9 @@ class _Names:
         """The value of an if-condition known at compile time (``__INLINED(c)``, or only
         literals, externals and global constants), else None."""
         if _is_call_to(test, _INLINED):
-            return bool(self.inlined_value(scope, test))
+            if len(test.args) != 1 or test.keywords:
+                raise scope.error(GTScriptSyntaxError, "__INLINED takes one expression", test)
+            return self.compile_time_truth(scope, test.args[0], "__INLINED(...)")
         if self.is_compile_time(scope, test):
             value = _number(self.compile_time_value(scope, test, "condition"))
             if value is not None:
@@ -215,7 +216,7 @@ class _Names:
         """Check ``compile_assert(expr)`` now."""
         if len(call.args) != 1 or call.keywords:
             raise scope.error(GTScriptSyntaxError, "compile_assert takes one expression", call)
-        if not self.compile_time_value(scope, call.args[0], "compile_assert(...)"):
+        if not self.compile_time_truth(scope, call.args[0], "compile_assert(...)"):
             raise scope.error(
                 GTScriptSemanticError,
                 f"compile_assert failed: `{ast.unparse(call.args[0])}` is false",

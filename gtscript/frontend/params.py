@@ -9,8 +9,11 @@ from .. import lang
 from ..errors import (
     GTScriptDefinitionError,
 )
+from .consteval import _BUILTINS as _CONST_BUILTINS
+from .consteval import ConstEvalError, ConstEvaluator
 from .externals import _closure_namespace
 from .source import _Source
+from .syntax import _INLINED
 
 
 def _evaluate_annotation(func: Callable, annotation: Any, dtypes: dict) -> Any:
@@ -21,7 +24,27 @@ def _evaluate_annotation(func: Callable, annotation: Any, dtypes: dict) -> Any:
         return annotation
     if annotation in lang.DTYPES or annotation in dtypes:
         return annotation
-    return eval(annotation, func.__globals__, _closure_namespace(func))  # noqa: S307
+    # evaluated like every other build-time expression (consteval: never with eval), so a
+    # string annotation cannot run code either
+    try:
+        tree = ast.parse(annotation.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise GTScriptDefinitionError(f"the annotation {annotation!r} is not an expression") from exc
+    closure = _closure_namespace(func)
+
+    def lookup(name: str, node: ast.Name) -> Any:
+        if name in closure:
+            return closure[name]
+        if name in func.__globals__:
+            return func.__globals__[name]
+        if name in _CONST_BUILTINS:
+            return _CONST_BUILTINS[name]
+        raise ConstEvalError(f"unknown name {name!r}", node)
+
+    try:
+        return ConstEvaluator(lookup, _INLINED).eval(tree.body)
+    except ConstEvalError as exc:
+        raise GTScriptDefinitionError(f"the annotation {annotation!r}: {exc.message}") from None
 
 
 def resolve_placeholder(dtype: Any, dtypes: dict) -> str:

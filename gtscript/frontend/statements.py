@@ -271,7 +271,15 @@ class _Statements:
                     f"{root.id!r}: return the value instead",
                     node,
                 )
-            return self.subscript(scope, node, pre)
+            access = self.subscript(scope, node, pre)
+            if access[0] == "absk":
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    "`f.at(K=...)` reads a field at an absolute K index and cannot be assigned "
+                    "to: write the field at a K offset instead (f[0, 0, dk] = ...)",
+                    node,
+                )
+            return access
         raise scope.error(
             GTScriptSyntaxError,
             "can only assign to a name or an indexed field (f[0, 0, -1] = ...)",

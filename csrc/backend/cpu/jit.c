@@ -22,6 +22,12 @@ static struct {
     LLVMTargetMachineRef tm; /* for optimisation and code generation */
     LLVMOrcLLJITRef jit;
     unsigned long ndylibs;
+    /* JITDylibs whose module is gone, emptied and ready for the next load. LLVM's C API
+     * cannot remove a JITDylib from the session, so a dylib per load would grow the session
+     * by one for every module ever loaded; reusing emptied ones bounds them by the most
+     * modules alive at once. */
+    LLVMOrcJITDylibRef *spare;
+    size_t nspare, capspare;
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool take_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) {
@@ -171,7 +177,33 @@ static void on_lookup(LLVMErrorRef e, LLVMOrcCSymbolMapPairs result, size_t n, v
     r->done = true;
 }
 
-static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *err, size_t errlen) {
+/* Empties `jd` (frees the module's code and symbols) and keeps it for the next load. */
+static void retire_locked(LLVMOrcJITDylibRef jd) {
+    LLVMErrorRef e = LLVMOrcJITDylibClear(jd);
+    if (e) {
+        LLVMConsumeError(e); /* not reusable: its symbols may linger, so it is dropped */
+        return;
+    }
+    if (J.nspare == J.capspare) {
+        size_t cap = J.capspare ? 2 * J.capspare : 16;
+        LLVMOrcJITDylibRef *p = realloc(J.spare, cap * sizeof *p);
+        if (p == NULL) return; /* out of memory: the emptied dylib is just not reused */
+        J.spare = p;
+        J.capspare = cap;
+    }
+    J.spare[J.nspare++] = jd;
+    /* The session's string pool keeps an entry for every symbol name it ever saw until told
+     * to drop the unused ones. */
+    LLVMOrcSymbolStringPoolClearDeadEntries(
+        LLVMOrcExecutionSessionGetSymbolStringPool(LLVMOrcLLJITGetExecutionSession(J.jit)));
+}
+
+/* An empty JITDylib that resolves libm and the C runtime from the process. */
+static bool dylib_locked(LLVMOrcJITDylibRef *out, char *err, size_t errlen) {
+    if (J.nspare > 0) {
+        *out = J.spare[--J.nspare];
+        return true;
+    }
     char name[64];
     snprintf(name, sizeof name, "gtscript_module_%lu", J.ndylibs++);
     LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(J.jit);
@@ -179,18 +211,25 @@ static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *er
     if (!take_error(LLVMOrcExecutionSessionCreateJITDylib(es, &jd, name), "cannot create a JITDylib",
                     err, errlen))
         return false;
-    /* libm and the C runtime come from the process itself. */
     LLVMOrcDefinitionGeneratorRef gen;
     if (!take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
                         &gen, LLVMOrcLLJITGetGlobalPrefix(J.jit), NULL, NULL),
                     "cannot create the process symbol generator", err, errlen))
-        return false;
+        return false; /* the empty dylib stays unused: without the generator it resolves no libm */
     LLVMOrcJITDylibAddGenerator(jd, gen);
+    *out = jd;
+    return true;
+}
+
+static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *err, size_t errlen) {
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(J.jit);
+    LLVMOrcJITDylibRef jd;
+    if (!dylib_locked(&jd, err, errlen)) return false;
     LLVMMemoryBufferRef buf =
         LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, objlen, "gtscript-kernel");
     if (!take_error(LLVMOrcLLJITAddObjectFile(J.jit, jd, buf), "cannot load the object file", err,
                     errlen)) {
-        LLVMOrcJITDylibClear(jd);
+        retire_locked(jd);
         return false;
     }
     LLVMOrcSymbolStringPoolEntryRef sym = LLVMOrcLLJITMangleAndIntern(J.jit, GT_KERNEL_SYMBOL);
@@ -201,11 +240,12 @@ static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *er
     /* Materialisation runs in place on this thread (LLJIT has no compile threads here), so
      * the handler has run when the call returns. */
     LLVMOrcExecutionSessionLookup(es, LLVMOrcLookupKindStatic, order, 1, syms, 1, on_lookup, &r);
+    /* the lookup took ownership of `sym` */
     if (!r.done || r.addr == NULL) {
         snprintf(err, errlen, "cannot resolve the kernel in the loaded object: %s",
                  r.error ? r.error : "lookup did not complete");
         free(r.error);
-        LLVMOrcJITDylibClear(jd);
+        retire_locked(jd);
         return false;
     }
     out->jd = jd;
@@ -223,8 +263,7 @@ bool jit_load_object(const char *obj, size_t objlen, JitModule *out, char *err, 
 void jit_unload(JitModule *m) {
     if (m->jd == NULL) return;
     pthread_mutex_lock(&J.lock);
-    LLVMErrorRef e = LLVMOrcJITDylibClear((LLVMOrcJITDylibRef)m->jd);
-    if (e) LLVMConsumeError(e);
+    retire_locked((LLVMOrcJITDylibRef)m->jd);
     pthread_mutex_unlock(&J.lock);
     m->jd = NULL;
     m->fn = NULL;

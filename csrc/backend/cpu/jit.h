@@ -1,6 +1,7 @@
 /*
  * The host target and LLVM's ORC LLJIT: one target machine and one LLJIT per process,
- * one JITDylib per loaded stencil module. A module is built to an object file
+ * one JITDylib per loaded stencil module (emptied when the module is unloaded and reused by a
+ * later load). A module is built to an object file
  * (kept for the disk cache) and that object is what the JIT loads, for a fresh build and
  * a cache hit alike.
  */

@@ -96,7 +96,7 @@ class column_sum____numpy_04b5b8f9bd(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(x=x, out=out)
+        field_args = dict(out=out, x=x)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -135,8 +135,8 @@ class column_sum____numpy_04b5b8f9bd(StencilObject):
         _origin_,
         exec_info,
         *,
-        x,
         out,
+        x,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_

@@ -110,7 +110,7 @@ class lookup____numpy_935f37d045(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(t2=t2, t1=t1, x=x, out=out)
+        field_args = dict(t2=t2, t1=t1, out=out, x=x)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -151,8 +151,8 @@ class lookup____numpy_935f37d045(StencilObject):
         *,
         t2,
         t1,
-        x,
         out,
+        x,
     ):
         if exec_info is not None:
             exec_info["domain"] = _domain_

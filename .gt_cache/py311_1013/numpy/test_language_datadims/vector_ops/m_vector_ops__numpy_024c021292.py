@@ -117,7 +117,7 @@ class vector_ops____numpy_024c021292(StencilObject):
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
 
-        field_args = dict(s=s, out=out, m=m, b=b, a=a)
+        field_args = dict(out=out, b=b, m=m, s=s, a=a)
         parameter_args = dict()
         # assert that all required values have been provided
 
@@ -156,10 +156,10 @@ class vector_ops____numpy_024c021292(StencilObject):
         _origin_,
         exec_info,
         *,
-        s,
         out,
-        m,
         b,
+        m,
+        s,
         a,
     ):
         if exec_info is not None:
