@@ -215,3 +215,49 @@ def test_an_off_centre_write_that_leaves_levels_unwritten_is_caught():
     with pytest.raises(GTScriptSemanticError, match="no interval writes") as info:
         gtscript.stencil(backend="numpy", definition=defn, rebuild=True)
     assert info.value.lineno == _line_of(defn, "# <- here")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_an_ij_temporary_written_on_one_level_serves_the_later_ones(backend):
+    """An IJ temporary holds one plane from level to level: written at the bottom, it is
+    defined on every later level of a FORWARD sweep (no level error, no warning)."""
+    from gtscript import IJ
+
+    def defn(a: F64, out: F64):
+        with computation(FORWARD):
+            with interval(0, 1):
+                base: Field[IJ, np.float64] = a
+                out = a
+            with interval(1, None):
+                out = a - base
+
+    st = _build_quietly(defn, backend)
+    a = np.random.default_rng(3).random(SHAPE)
+    out = np.zeros(SHAPE)
+    st(a, out)
+    expected = a - a[:, :, :1]
+    expected[:, :, 0] = a[:, :, 0]
+    np.testing.assert_allclose(out, expected)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_run_time_interval_bounds_are_left_to_the_call(backend):
+    """With a bound known only at the call, the levels a temporary is written on are not known
+    when the stencil is built: no level error (the call checks the intervals)."""
+
+    def defn(a: F64, out: F64, nk: int):
+        with computation(PARALLEL):
+            with interval(0, nk):
+                t = a
+            with interval(nk, None):
+                t = 2.0 * a
+        with computation(PARALLEL), interval(...):
+            out = t
+
+    st = _build_quietly(defn, backend)
+    a = np.random.default_rng(4).random(SHAPE)
+    out = np.zeros(SHAPE)
+    st(a, out, nk=2)
+    expected = a.copy()
+    expected[:, :, 2:] *= 2.0
+    np.testing.assert_allclose(out, expected)
