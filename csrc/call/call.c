@@ -5,10 +5,10 @@
  * base pointers and element strides with the GIL released.
  */
 #include "call/call.h"
+#include "call/interrupt.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
-#include "call/pool.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -552,7 +552,13 @@ typedef struct Job {
     const int64_t *domain;
     const char *scalars;
     int64_t next_tile;
+    unsigned long sigint_mark; /* interrupt.h: stop taking tiles after a Ctrl-C */
 } Job;
+
+static bool tiles_left(void *ctx) {
+    const Job *job = ctx;
+    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj;
+}
 
 static void run_tiles(void *ctx, int worker) {
     Job *job = ctx;
@@ -560,7 +566,9 @@ static void run_tiles(void *ctx, int worker) {
     char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nslots;
     const int64_t *strides = p->strides + (size_t)worker * (size_t)p->nslots * GT_STRIDES;
     int64_t ntiles = p->nti * p->ntj;
-    for (;;) {
+    /* a tile is claimed only when it will run, so the tiles left after an interrupt are
+     * exactly those from next_tile on */
+    while (!interrupt_since(job->sigint_mark)) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
@@ -655,10 +663,13 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0};
+    Job job = {kernel, plan, b.domain, scalars, 0, 0};
     double t1 = call_now();
-    Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
-    Py_END_ALLOW_THREADS double t2 = call_now();
+    if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
+        release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
+        return NULL;
+    }
+    double t2 = call_now();
     bool ok = b.exec_info == NULL || fill_exec_info(m, b.exec_info, t0, t1, t2, plan, variant);
     release_plan(m, plan, owned);
     if (!ok) return NULL;
