@@ -111,7 +111,8 @@ static CacheDirStatus check_parent(const char *path) {
         return CACHE_DIR_ERROR;
     }
     struct stat sb;
-    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* O_PATH: the parent's mode and owner need no read permission on it */
+    int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
     bool ok = pfd >= 0 && fstat(pfd, &sb) == 0;
     int err = errno;
     if (pfd >= 0) close(pfd);
