@@ -48,7 +48,7 @@ test-sanitize: $(SAN_STAMP)
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(SAN_LOGS)/ubsan \
 	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) \
 	  || status=$$?; \
-	reports=$$(grep -l -e '_core\.cpython' -e 'ERROR: AddressSanitizer' -e 'CHECK failed' -e 'runtime error' \
+	reports=$$(grep -l -e 'gtscript/_core\.cpython' -e ' csrc/' -e 'ERROR: AddressSanitizer' -e 'CHECK failed' -e 'runtime error' \
 	  $(SAN_LOGS)/* 2>/dev/null); \
 	if [ -n "$$reports" ]; then cat $$reports; echo "sanitizer reports:" $$reports; exit 1; fi; \
 	exit $$status
