@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11:
 #   make run   - install what is missing, build, run examples/quickstart.py
 #   make test  - install what is missing, build, run the test suite
+#   make test-sanitize - the test suite again, on a copy of the C core built with ASan + UBSan
 # Both are idempotent and quiet when everything is already there.
 
 PYTHON ?= python3
@@ -10,13 +11,54 @@ STAMP  := $(VENV)/.installed
 CORE_STAMP := build/.core-built
 CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 
-.PHONY: run test build bench llvm clean format
+.PHONY: run test test-sanitize build bench llvm clean format
 
 run: build
 	@$(VPY) examples/quickstart.py
 
 test: build
 	@$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# The sanitizer job: the core built with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build/sanitize/gtscript (its Python files are links to the sources, the in-place build is
+# left alone), the whole suite run against it with libasan preloaded into Python (and so into
+# every process the tests start; libstdc++ with it, or ASan cannot intercept C++ exceptions of
+# extensions loaded later). Reports go to build/sanitize/reports/ instead of stderr.
+# The run fails on a failing test (ASan and UBSan stop the process they find an error in) and
+# on any report that is an ASan or UBSan error or a leak with the core in its stack: leaks of
+# the tools the tests start (the C compiler of the cuda emulation) and CPython's own
+# exit-time allocations (.ci/lsan.supp) are not the core's. PYTHONMALLOC=malloc puts Python
+# objects on the heap LeakSanitizer scans, so memory that live objects point to is not
+# reported as leaked.
+SAN_DIR   := build/sanitize
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_STAMP := $(SAN_DIR)/.core-built
+SAN_LOGS  := $(CURDIR)/$(SAN_DIR)/reports
+
+test-sanitize: $(SAN_STAMP)
+	@find $(SAN_DIR)/gtscript \( -type l -o -name '*.py' \) -delete
+	@cd gtscript && find . -name '*.py' | while read -r f; do \
+	  mkdir -p "$(CURDIR)/$(SAN_DIR)/gtscript/$$(dirname "$$f")"; \
+	  ln -s "$(CURDIR)/gtscript/$$f" "$(CURDIR)/$(SAN_DIR)/gtscript/$$f"; done
+	@rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
+	@status=0; asan="$$(gcc -print-file-name=libasan.so)"; cxx="$$(gcc -print-file-name=libstdc++.so)"; \
+	PYTHONMALLOC=malloc LD_PRELOAD="$$asan $$cxx" \
+	  ASAN_OPTIONS=detect_leaks=1:log_path=$(SAN_LOGS)/asan \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0:exitcode=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(SAN_LOGS)/ubsan \
+	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) \
+	  || status=$$?; \
+	reports=$$(grep -l -e 'gtscript/_core\.cpython' -e ' csrc/' -e 'ERROR: AddressSanitizer' -e 'CHECK failed' -e 'runtime error' \
+	  $(SAN_LOGS)/* 2>/dev/null); \
+	if [ -n "$$reports" ]; then cat $$reports; echo "sanitizer reports:" $$reports; exit 1; fi; \
+	exit $$status
+
+$(SAN_STAMP): $(STAMP) $(CSRC) setup.py
+	@mkdir -p $(SAN_DIR)
+	@CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" $(VPY) setup.py -q build_ext \
+	  --build-lib $(SAN_DIR) --build-temp $(SAN_DIR)/obj >$(SAN_DIR)/core.log 2>&1 \
+	  || { cat $(SAN_DIR)/core.log; exit 1; }
+	@touch $@
 
 bench: build
 	@$(VPY) benchmarks/run.py

@@ -1,6 +1,7 @@
 #include "cache/cache.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cache/dir.h"
 #include "cache/evict.h"
@@ -69,11 +70,15 @@ static PyObject *cache_path(PyObject *self, PyObject *unused) {
 
 static PyObject *cache_info(PyObject *self, PyObject *unused) {
     char *dir;
-    CacheDirStatus s = cache_dir_prepare(false, &dir);
+    int dirfd;
+    CacheDirStatus s = cache_dir_prepare(false, &dir, &dirfd);
     if (s == CACHE_DIR_ERROR) return NULL;
     long entries = 0;
     unsigned long long bytes = 0;
-    if (s == CACHE_DIR_OK) cache_totals(dir, &entries, &bytes);
+    if (s == CACHE_DIR_OK) {
+        cache_totals(dirfd, &entries, &bytes);
+        close(dirfd);
+    }
     const CacheStats *c = &cache_stats;
     PyObject *r = Py_BuildValue(
         "{s:N,s:l,s:K,s:K,s:n,s:l,s:l,s:l,s:l,s:l,s:l}", "path", PyUnicode_DecodeFSDefault(dir),
@@ -88,9 +93,14 @@ static PyObject *cache_info(PyObject *self, PyObject *unused) {
 static PyObject *cache_clear(PyObject *self, PyObject *unused) {
     cache_memory_clear();
     char *dir;
-    CacheDirStatus s = cache_dir_prepare(false, &dir);
+    int dirfd;
+    CacheDirStatus s = cache_dir_prepare(false, &dir, &dirfd);
     if (s == CACHE_DIR_ERROR) return NULL;
-    long removed = s == CACHE_DIR_OK ? cache_clear_dir(dir) : 0;
+    long removed = 0;
+    if (s == CACHE_DIR_OK) {
+        removed = cache_clear_dir(dirfd);
+        close(dirfd);
+    }
     free(dir);
     return PyLong_FromLong(removed);
 }

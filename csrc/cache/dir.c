@@ -4,6 +4,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,50 @@ static CacheDirStatus check_safe(const char *path, const struct stat *sb) {
     return CACHE_DIR_OK;
 }
 
+/* The directory holding `path` (malloc'ed): what decides who may rename or replace it. */
+static char *parent_of(const char *path) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--; /* "a/b/" names b */
+    while (n > 0 && path[n - 1] != '/') n--;
+    if (n == 0) return strdup(".");
+    while (n > 1 && path[n - 1] == '/') n--;
+    char *p = strndup(path, n);
+    return p;
+}
+
+/* Another user who can write to the parent (and is not stopped by the sticky bit) can rename
+ * the cache directory away and put a link or a directory of theirs in its place. */
+static CacheDirStatus check_parent(const char *path) {
+    char *parent = parent_of(path);
+    if (parent == NULL) {
+        PyErr_NoMemory();
+        return CACHE_DIR_ERROR;
+    }
+    struct stat sb;
+    /* O_PATH: the parent's mode and owner need no read permission on it */
+    int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool ok = pfd >= 0 && fstat(pfd, &sb) == 0;
+    int err = errno;
+    if (pfd >= 0) close(pfd);
+    CacheDirStatus s = CACHE_DIR_OK;
+    if (!ok) {
+        char why[256];
+        snprintf(why, sizeof why, "its parent directory '%s' cannot be checked (%s)", parent,
+                 strerror(err));
+        s = refuse(path, why);
+    } else if ((sb.st_mode & S_IWOTH) && !(sb.st_mode & S_ISVTX)) {
+        PyErr_Format(PyExc_PermissionError,
+                     "gtscript refuses the cache directory '%s': its parent directory '%s' is "
+                     "writable by every user and not sticky (mode %04o), so anyone could replace "
+                     "the cache directory with one holding their code. Move it to a private "
+                     "place or set GTSCRIPT_CACHE_DIR to a private directory.",
+                     path, parent, (unsigned)(sb.st_mode & 07777));
+        s = CACHE_DIR_ERROR;
+    }
+    free(parent);
+    return s;
+}
+
 /* Warns once per process: a read-only home should not make every build noisy. */
 static CacheDirStatus unavailable(const char *path, int err) {
     static bool warned;
@@ -104,24 +149,48 @@ static CacheDirStatus unavailable(const char *path, int err) {
     return CACHE_DIR_UNAVAILABLE;
 }
 
-static CacheDirStatus prepare(const char *path, bool create) {
-    struct stat sb;
-    if (stat(path, &sb) < 0) {
-        if (errno != ENOENT) return unavailable(path, errno);
+static int open_dir(const char *path) {
+    return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Opens the directory once; the checks read the descriptor, not the path, so what was checked
+ * is what every later *at() call uses. */
+static CacheDirStatus prepare(const char *path, bool create, int *fd) {
+    *fd = open_dir(path);
+    if (*fd < 0 && errno == ENOENT) {
         if (!create) return CACHE_DIR_ABSENT;
         char *p = strdup(path);
         bool made = p && make_dirs(p);
         int err = p ? errno : ENOMEM;
         free(p);
-        if (!made || stat(path, &sb) < 0) return unavailable(path, made ? errno : err);
+        if (!made) return unavailable(path, err);
+        *fd = open_dir(path);
     }
-    return check_safe(path, &sb);
+    if (*fd < 0) {
+        struct stat lsb; /* only to say why: O_NOFOLLOW with O_DIRECTORY fails either way */
+        if ((errno == ELOOP || errno == ENOTDIR) && lstat(path, &lsb) == 0)
+            return refuse(path, S_ISLNK(lsb.st_mode) ? "it is a symbolic link"
+                                                     : "it is not a directory");
+        return unavailable(path, errno);
+    }
+    struct stat sb;
+    CacheDirStatus s;
+    if (fstat(*fd, &sb) < 0)
+        s = unavailable(path, errno);
+    else if ((s = check_safe(path, &sb)) == CACHE_DIR_OK)
+        s = check_parent(path);
+    if (s != CACHE_DIR_OK) {
+        close(*fd);
+        *fd = -1;
+    }
+    return s;
 }
 
-CacheDirStatus cache_dir_prepare(bool create, char **path) {
+CacheDirStatus cache_dir_prepare(bool create, char **path, int *fd) {
+    *fd = -1;
     *path = cache_dir_path();
     if (*path == NULL) return CACHE_DIR_ERROR;
-    CacheDirStatus s = prepare(*path, create);
+    CacheDirStatus s = prepare(*path, create, fd);
     if (s == CACHE_DIR_ERROR) {
         free(*path);
         *path = NULL;

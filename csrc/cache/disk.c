@@ -133,8 +133,9 @@ static const char *read_checked(int dfd, const char *name, PyObject *meta, const
     *out = fs_read_at(dfd, name, size);
     if (*out == NULL) {
         if (errno == ENOENT) *vanished = true;
-        return errno == EINVAL ? "a file is truncated or has the wrong size"
-                               : "a file cannot be read";
+        return errno == EINVAL   ? "a file is truncated or has the wrong size"
+               : errno == ENODEV ? "a file is not a regular file"
+                                 : "a file cannot be read";
     }
     char hex[CACHE_HEX_LEN + 1];
     if (!cache_sha256_hex(*out, size, hex)) {
@@ -170,7 +171,7 @@ static const char *read_entry(int dfd, const CacheRequest *rq, Loaded *L) {
     char *text = fs_read_at(dfd, META_FILE, (size_t)-1);
     if (text == NULL) {
         if (errno == ENOENT) L->vanished = true;
-        return "its metadata cannot be read";
+        return errno == ENODEV ? "its metadata is not a regular file" : "its metadata cannot be read";
     }
     PyObject *s = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict");
     free(text);
@@ -200,10 +201,25 @@ static DiskResult invalid(const char *path, const char *why, bool *replace) {
     return DISK_MISS;
 }
 
-static DiskResult load_from(const char *path, const CacheRequest *rq, CacheEntry **out,
+/* Why the entry `key` in dirfd cannot be opened as a directory. */
+static const char *not_a_directory(int dirfd, const char *key) {
+    struct stat sb;
+    if (fstatat(dirfd, key, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISLNK(sb.st_mode)) return "it is a symbolic link, not a directory";
+        if (!S_ISDIR(sb.st_mode)) return "it is not a directory";
+    }
+    return NULL;
+}
+
+static DiskResult load_from(int dirfd, const char *path, const CacheRequest *rq, CacheEntry **out,
                             bool *replace) {
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (dfd < 0) return errno == ENOENT ? DISK_MISS : invalid(path, strerror(errno), replace);
+    int dfd = openat(dirfd, rq->key, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dfd < 0) {
+        if (errno == ENOENT) return DISK_MISS;
+        const char *why = errno == ENOTDIR || errno == ELOOP ? not_a_directory(dirfd, rq->key)
+                                                             : NULL;
+        return invalid(path, why ? why : strerror(errno), replace);
+    }
     Loaded L = {0};
     const char *why = read_entry(dfd, rq, &L);
     char err[1024] = "";
@@ -219,7 +235,8 @@ static DiskResult load_from(const char *path, const CacheRequest *rq, CacheEntry
         free(L.src);
         r = L.vanished ? (*replace = true, DISK_MISS) : invalid(path, why, replace);
     } else {
-        utimensat(dfd, META_FILE, NULL, 0); /* a use, for least-recently-used eviction */
+        /* a use, for least-recently-used eviction */
+        utimensat(dfd, META_FILE, NULL, AT_SYMLINK_NOFOLLOW);
     }
     free(L.obj);
     close(dfd);
@@ -230,16 +247,18 @@ DiskResult cache_disk_load(const CacheRequest *rq, CacheEntry **out, bool *repla
     *out = NULL;
     *replace = false;
     char *dir;
-    CacheDirStatus s = cache_dir_prepare(true, &dir);
+    int dirfd;
+    CacheDirStatus s = cache_dir_prepare(true, &dir, &dirfd);
     if (s == CACHE_DIR_ERROR) return DISK_ERROR;
     DiskResult r = DISK_MISS;
-    char *path = s == CACHE_DIR_OK ? cache_path_join(dir, rq->key) : NULL;
+    char *path = s == CACHE_DIR_OK ? cache_path_join(dir, rq->key) : NULL; /* for messages */
     if (path)
-        r = load_from(path, rq, out, replace);
+        r = load_from(dirfd, path, rq, out, replace);
     else if (s == CACHE_DIR_OK)
         r = DISK_ERROR;
     free(path);
     free(dir);
+    if (dirfd >= 0) close(dirfd);
     return r;
 }
 
@@ -252,9 +271,9 @@ static bool warn_store(const char *dir, const char *what) {
 }
 
 /* Writes the three files into the fresh directory tmp; metadata last. */
-static bool write_files(const char *tmp, const CacheRequest *rq, const char *obj, size_t objlen,
-                        const char *src, PyObject *meta) {
-    int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+static bool write_files(int dirfd, const char *tmp, const CacheRequest *rq, const char *obj,
+                        size_t objlen, const char *src, PyObject *meta) {
+    int dfd = openat(dirfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd < 0) return false;
     const CacheFormat *f = cache_format(rq);
     bool ok = fs_write_at(dfd, f->object_file, obj, objlen) &&
@@ -266,47 +285,45 @@ static bool write_files(const char *tmp, const CacheRequest *rq, const char *obj
     return ok;
 }
 
-/* Renames tmp to dir/key. Another process may have stored the same key first: its entry is
- * as good as ours, unless we are replacing an invalid one (or rebuilding on request). */
-static bool publish(const char *dir, const char *tmp, const char *key, bool replace) {
-    char *final = cache_path_join(dir, key);
-    if (final == NULL) return false;
-    int r = rename(tmp, final);
-    if (r < 0 && (errno == EEXIST || errno == ENOTEMPTY) && replace && cache_discard(dir, key))
-        r = rename(tmp, final);
-    int saved = errno;
-    free(final);
-    errno = saved;
+/* Renames tmp to key. Another process may have stored the same key first: its entry is as
+ * good as ours, unless we are replacing an invalid one (or rebuilding on request). A file or a
+ * link under the key (ENOTDIR) is never as good as ours: it is always replaced. */
+static bool publish(int dirfd, const char *tmp, const char *key, bool replace) {
+    int r = renameat(dirfd, tmp, dirfd, key);
+    if (r < 0 && (errno == ENOTDIR || ((errno == EEXIST || errno == ENOTEMPTY) && replace)) &&
+        cache_discard(dirfd, key))
+        r = renameat(dirfd, tmp, dirfd, key);
     return r == 0;
 }
 
 bool cache_disk_store(const CacheRequest *rq, const char *obj, size_t objlen, const char *source,
                       bool replace) {
     char *dir;
-    CacheDirStatus s = cache_dir_prepare(true, &dir);
+    int dirfd;
+    CacheDirStatus s = cache_dir_prepare(true, &dir, &dirfd);
     if (s == CACHE_DIR_ERROR) return false;
     if (s != CACHE_DIR_OK) {
         free(dir);
         return true;
     }
     PyObject *meta = metadata_json(rq, obj, objlen, source ? source : "");
-    char *tmp = meta ? cache_path_join(dir, ".tmp-XXXXXX") : NULL;
-    bool ok = tmp != NULL;
-    if (ok && mkdtemp(tmp) == NULL) {
+    char tmp[16];
+    bool ok = meta != NULL;
+    if (ok && !fs_mkdtemp_at(dirfd, ".tmp-", tmp, sizeof tmp)) {
         ok = warn_store(dir, "creating a temporary directory");
     } else if (ok) {
         bool published = false;
-        if (!write_files(tmp, rq, obj, objlen, source ? source : "", meta))
+        if (!write_files(dirfd, tmp, rq, obj, objlen, source ? source : "", meta))
             ok = warn_store(dir, "writing");
-        else if ((published = publish(dir, tmp, rq->key, replace)))
+        else if ((published = publish(dirfd, tmp, rq->key, replace)))
             cache_stats.stores++;
         else if (errno != EEXIST && errno != ENOTEMPTY)
             ok = warn_store(dir, "renaming into place");
-        if (!published) fs_remove_flat_dir(tmp);
-        cache_evict(dir, cache_max_bytes());
+        if (!published) fs_remove_flat_dir_at(dirfd, tmp);
+        cache_evict(dirfd, cache_max_bytes());
     }
     Py_XDECREF(meta);
-    free(tmp);
     free(dir);
+    close(dirfd);
     return ok;
 }

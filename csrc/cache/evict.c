@@ -38,14 +38,17 @@ static void measure(int dirfd, const char *name, EntryInfo *e) {
     memset(e, 0, sizeof *e);
     memcpy(e->name, name, 64); /* only called for key names */
     e->name[64] = '\0';
+    struct stat sb;
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     DIR *d = fd < 0 ? NULL : fdopendir(fd);
     if (d == NULL) {
         if (fd >= 0) close(fd);
+        /* not a directory: its own size, and evicted first (used stays 0) */
+        else if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+            e->bytes = (unsigned long long)sb.st_size;
         return;
     }
     struct dirent *de;
-    struct stat sb;
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) continue;
         e->bytes += (unsigned long long)sb.st_size;
@@ -55,10 +58,15 @@ static void measure(int dirfd, const char *name, EntryInfo *e) {
 }
 
 /* Every entry under dir (malloc'ed array); stale temporaries are removed on the way. */
-static EntryInfo *scan(const char *dir, size_t *n) {
+static EntryInfo *scan(int dirfd, size_t *n) {
     *n = 0;
-    DIR *d = opendir(dir);
-    if (d == NULL) return NULL;
+    /* a descriptor of its own: readdir moves the offset, which a dup() would share */
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
     size_t cap = 16;
     EntryInfo *v = malloc(cap * sizeof *v);
     struct dirent *de;
@@ -66,9 +74,9 @@ static EntryInfo *scan(const char *dir, size_t *n) {
     struct stat sb;
     while (v && (de = readdir(d)) != NULL) {
         if (is_temp_name(de->d_name)) {
-            if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            if (fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
                 now - sb.st_mtime > STALE_SECONDS)
-                cache_discard(dir, de->d_name);
+                cache_discard(dirfd, de->d_name);
             continue;
         }
         if (!cache_is_key_name(de->d_name)) continue;
@@ -78,15 +86,15 @@ static EntryInfo *scan(const char *dir, size_t *n) {
             v = w;
             cap *= 2;
         }
-        measure(dirfd(d), de->d_name, &v[(*n)++]);
+        measure(dirfd, de->d_name, &v[(*n)++]);
     }
     closedir(d);
     return v;
 }
 
-void cache_totals(const char *dir, long *entries, unsigned long long *bytes) {
+void cache_totals(int dirfd, long *entries, unsigned long long *bytes) {
     size_t n;
-    EntryInfo *v = scan(dir, &n);
+    EntryInfo *v = scan(dirfd, &n);
     *entries = (long)n;
     *bytes = 0;
     for (size_t i = 0; i < n; i++)
@@ -100,39 +108,39 @@ static int by_use(const void *a, const void *b) {
     return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
-void cache_evict(const char *dir, unsigned long long max_bytes) {
+void cache_evict(int dirfd, unsigned long long max_bytes) {
     size_t n;
-    EntryInfo *v = scan(dir, &n);
+    EntryInfo *v = scan(dirfd, &n);
     unsigned long long total = 0;
     for (size_t i = 0; i < n; i++)
         total += v[i].bytes;
     if (total > max_bytes) qsort(v, n, sizeof *v, by_use);
     for (size_t i = 0; i < n && total > max_bytes; i++)
-        if (cache_discard(dir, v[i].name)) total -= v[i].bytes;
+        if (cache_discard(dirfd, v[i].name)) total -= v[i].bytes;
     free(v);
 }
 
-long cache_clear_dir(const char *dir) {
+long cache_clear_dir(int dirfd) {
     size_t n;
-    EntryInfo *v = scan(dir, &n);
+    EntryInfo *v = scan(dirfd, &n);
     long removed = 0;
     for (size_t i = 0; i < n; i++)
-        removed += cache_discard(dir, v[i].name);
+        removed += cache_discard(dirfd, v[i].name);
     free(v);
     return removed;
 }
 
-bool cache_discard(const char *dir, const char *name) {
-    char from[4096], to[4096];
-    if (snprintf(from, sizeof from, "%s/%s", dir, name) >= (int)sizeof from ||
-        snprintf(to, sizeof to, "%s/.del-XXXXXX", dir) >= (int)sizeof to)
-        return false;
-    if (strncmp(name, ".del-", 5) == 0) return fs_remove_flat_dir(from);
-    /* rename() replaces the empty directory mkdtemp made, atomically. */
-    if (mkdtemp(to) == NULL) return false;
-    if (rename(from, to) < 0) {
-        rmdir(to);
+bool cache_discard(int dirfd, const char *name) {
+    struct stat sb;
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) return false;
+    if (!S_ISDIR(sb.st_mode)) return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT;
+    if (strncmp(name, ".del-", 5) == 0) return fs_remove_flat_dir_at(dirfd, name);
+    /* renameat() replaces the empty directory fs_mkdtemp_at made, atomically. */
+    char to[16];
+    if (!fs_mkdtemp_at(dirfd, ".del-", to, sizeof to)) return false;
+    if (renameat(dirfd, name, dirfd, to) < 0) {
+        unlinkat(dirfd, to, AT_REMOVEDIR);
         return false;
     }
-    return fs_remove_flat_dir(to);
+    return fs_remove_flat_dir_at(dirfd, to);
 }

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,7 +33,11 @@ static char *read_checked(int fd, size_t expect, size_t *len) {
     struct stat sb;
     char *buf = NULL;
     if (fstat(fd, &sb) < 0) goto done;
-    if (!S_ISREG(sb.st_mode) || (expect != (size_t)-1 && (size_t)sb.st_size != expect)) {
+    if (!S_ISREG(sb.st_mode)) {
+        errno = ENODEV;
+        goto done;
+    }
+    if (expect != (size_t)-1 && (size_t)sb.st_size != expect) {
         errno = EINVAL;
         goto done;
     }
@@ -46,12 +51,12 @@ done:;
 }
 
 char *fs_read_path(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     return fd < 0 ? NULL : read_checked(fd, (size_t)-1, len);
 }
 
 char *fs_read_at(int dirfd, const char *name, size_t expect) {
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     return fd < 0 ? NULL : read_checked(fd, expect, NULL);
 }
 
@@ -74,8 +79,27 @@ bool fs_write_at(int dirfd, const char *name, const void *data, size_t n) {
     return close(fd) == 0;
 }
 
-bool fs_remove_flat_dir(const char *path) {
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size) {
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return false;
+        char suffix[7];
+        for (int i = 0; i < 6; i++)
+            suffix[i] = chars[r[i] % (sizeof chars - 1)];
+        suffix[6] = '\0';
+        if (snprintf(name, size, "%s%s", prefix, suffix) >= (int)size) {
+            errno = ENAMETOOLONG;
+            return false;
+        }
+        if (mkdirat(dirfd, name, 0700) == 0) return true;
+        if (errno != EEXIST) return false;
+    }
+    return false;
+}
+
+bool fs_remove_flat_dir_at(int dirfd, const char *name) {
+    int dfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd < 0) return errno == ENOENT;
     DIR *d = fdopendir(dfd);
     if (d == NULL) {
@@ -90,5 +114,5 @@ bool fs_remove_flat_dir(const char *path) {
         unlinkat(dfd, de->d_name, 0);
     }
     closedir(d);
-    return rmdir(path) == 0 || errno == ENOENT;
+    return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
 }

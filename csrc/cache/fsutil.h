@@ -1,5 +1,7 @@
 /* Small POSIX file helpers for the disk cache: whole-file reads and writes that never
- * follow symbolic links, and removal of a (flat) entry directory. errno tells why. */
+ * follow symbolic links, and removal of a (flat) entry directory. errno tells why.
+ * Reads open with O_NONBLOCK and refuse anything but a regular file (errno = ENODEV), so a FIFO
+ * or a device put where a file belongs can never block or feed the reader. */
 #ifndef GT_CACHE_FSUTIL_H
 #define GT_CACHE_FSUTIL_H
 
@@ -14,7 +16,12 @@ char *fs_read_path(const char *path, size_t *len);
 char *fs_read_at(int dirfd, const char *name, size_t expect);
 /* Creates `name` in `dirfd` (mode 0600, must not exist) holding data[0..n). */
 bool fs_write_at(int dirfd, const char *name, const void *data, size_t n);
-/* Removes a directory and the files directly inside it. */
-bool fs_remove_flat_dir(const char *path);
+/* Creates a fresh directory `prefix` + 6 random characters in `dirfd` (mode 0700), like
+ * mkdtemp(3) relative to a descriptor; name[] receives its name (size at least
+ * strlen(prefix) + 7). */
+bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size);
+/* Removes the directory `name` in `dirfd` and the files directly inside it (true when it is
+ * gone). */
+bool fs_remove_flat_dir_at(int dirfd, const char *name);
 
 #endif

@@ -8,10 +8,10 @@
 #include "call/arrays.h"
 #include "call/exec_info.h"
 #include "call/ibounds.h"
+#include "call/interrupt.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
-#include "call/pool.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -777,7 +777,13 @@ typedef struct Job {
     const int64_t *domain;
     const char *scalars;
     int64_t next_tile;
+    unsigned long sigint_mark; /* interrupt.h: stop taking tiles after a Ctrl-C */
 } Job;
+
+static bool tiles_left(void *ctx) {
+    const Job *job = ctx;
+    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj;
+}
 
 static void run_tiles(void *ctx, int worker) {
     Job *job = ctx;
@@ -785,7 +791,9 @@ static void run_tiles(void *ctx, int worker) {
     char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nslots;
     const int64_t *strides = p->strides + (size_t)worker * (size_t)p->nslots * GT_STRIDES;
     int64_t ntiles = p->nti * p->ntj;
-    for (;;) {
+    /* a tile is claimed only when it will run, so the tiles left after an interrupt are
+     * exactly those from next_tile on */
+    while (!interrupt_since(job->sigint_mark)) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
@@ -875,15 +883,19 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0};
+    Job job = {kernel, plan, b.domain, scalars, 0, 0};
     PyObject *saved[256] = {NULL};
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         goto done;
     }
     double t1 = call_now();
-    Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
-    Py_END_ALLOW_THREADS double t2 = call_now();
+    if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
+        call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
+        release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
+        goto done;
+    }
+    double t2 = call_now();
     bool ok = true;
     if (st->has_checked_k) {
         int64_t line;

@@ -1,14 +1,15 @@
 #include "backend/cpu/build.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/jit.h"
 
-bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
-                      char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
-    if (!jit_init(err, errlen)) return false;
+static bool build_here(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
+                       char *err, size_t errlen) {
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef mod = codegen_cpu(st, variant, ctx, err, errlen);
     bool ok = mod != NULL;
@@ -33,4 +34,46 @@ void cpu_object_free(CpuObject *o) {
     free(o->obj);
     free(o->llvm_ir);
     memset(o, 0, sizeof *o);
+}
+
+/* LLVM's analyses recurse over a function's loops and values (ScalarEvolution, the
+ * dominator tree, instruction selection's DAG): a stencil of thousands of computation blocks
+ * overflows the 8 MiB main-thread stack (and the smaller stack of a Python thread) and kills
+ * the process. The build therefore runs on a thread of its own with a stack large enough for
+ * that depth; it is address space only, the pages a build does not touch are never mapped. */
+enum { BUILD_STACK_BYTES = 256u << 20 };
+
+typedef struct BuildJob {
+    const Stencil *st;
+    CpuVariant variant;
+    const char *passes;
+    CpuObject *out;
+    char *err;
+    size_t errlen;
+    bool ok;
+} BuildJob;
+
+static void *build_thread(void *arg) {
+    BuildJob *j = arg;
+    j->ok = build_here(j->st, j->variant, j->passes, j->out, j->err, j->errlen);
+    return NULL;
+}
+
+bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
+                      char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (!jit_init(err, errlen)) return false;
+    BuildJob job = {st, variant, passes, out, err, errlen, false};
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        rc = pthread_attr_setstacksize(&attr, BUILD_STACK_BYTES);
+        pthread_t tid;
+        if (rc == 0) rc = pthread_create(&tid, &attr, build_thread, &job);
+        pthread_attr_destroy(&attr);
+        if (rc == 0) return pthread_join(tid, NULL) == 0 && job.ok; /* join cannot fail here */
+    }
+    snprintf(err, errlen, "cannot start the compiler thread (a %u MiB stack): %s",
+             BUILD_STACK_BYTES >> 20, strerror(rc));
+    return false;
 }

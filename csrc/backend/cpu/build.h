@@ -27,7 +27,8 @@ typedef struct CpuObject {
 } CpuObject;
 
 /* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one
- * layout class. False with a message in err. */
+ * layout class, on a thread with a large stack (LLVM recurses deeply over big functions); the
+ * caller waits for it. False with a message in err. */
 bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
                       char *err, size_t errlen);
 void cpu_object_free(CpuObject *o);

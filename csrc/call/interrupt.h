@@ -1,0 +1,37 @@
+/*
+ * Ctrl-C during a call. Kernels run with the GIL released, so Python's own SIGINT handling
+ * (a flag that the interpreter looks at between bytecodes) cannot reach them. While a call
+ * runs, a SIGINT handler chained in front of Python's counts the signals (an atomic counter:
+ * async-signal-safe) and then calls Python's handler, which records the signal as usual. The
+ * tile loops compare the counter with the value they started from and stop taking tiles when
+ * it moved; the caller then takes the GIL back and lets Python run its handler
+ * (PyErr_CheckSignals): KeyboardInterrupt (or whatever the handler raises) ends the call,
+ * otherwise (a handler that does not raise, or a call outside the main thread, where Python
+ * runs no handlers) the remaining tiles run and the result is complete.
+ * Nothing is installed when Python handles no SIGINT (SIG_DFL or SIG_IGN): the signal then
+ * acts as it would without gtscript.
+ */
+#ifndef GT_INTERRUPT_H
+#define GT_INTERRUPT_H
+
+#include <stdbool.h>
+
+/* With the GIL held, before releasing it: starts watching (nested and concurrent calls share
+ * one handler). Returns the counter's value to compare against. */
+unsigned long interrupt_arm(void);
+/* With the GIL held, after the kernels stopped: stops watching. */
+void interrupt_disarm(void);
+/* Has a SIGINT arrived since `mark`? Any thread, without the GIL. */
+bool interrupt_since(unsigned long mark);
+/* The current counter value (any thread). */
+unsigned long interrupt_mark(void);
+
+/* Runs task on the thread pool (pool.h) with the GIL released, watching for SIGINT: the
+ * task polls interrupt_since(*mark) between units of work and returns early when it is true.
+ * Then, with the GIL back, while unfinished(ctx): Python's handlers run (false with their
+ * exception set, KeyboardInterrupt by default) or, if they raise nothing, the task runs again
+ * from where it stopped. The caller holds the GIL. */
+bool interrupt_run(void (*task)(void *ctx, int worker), void *ctx, int nthreads,
+                   unsigned long *mark, bool (*unfinished)(void *ctx));
+
+#endif
