@@ -24,6 +24,10 @@ typedef struct CpuObject {
     char *obj; /* object file bytes (malloc) */
     size_t objlen;
     char *llvm_ir; /* optimised LLVM IR text (malloc), for Stencil.source() */
+    /* seconds spent in each LLVM phase, for build_info (docs/performance.md) */
+    double ir_seconds;       /* analysed IR -> LLVM IR */
+    double optimise_seconds; /* the pass pipeline */
+    double object_seconds;   /* code generation: LLVM IR -> object file */
 } CpuObject;
 
 /* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one

@@ -10,6 +10,7 @@
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -56,9 +57,30 @@ static void on_llvm_fatal_error(const char *reason) {
             reason);
 }
 
+/*
+ * Code generation without loop strength reduction. LSR rewrites the address arithmetic of
+ * every loop; on the loops of a large stencil (hundreds of loads at distinct offsets of a
+ * few induction variables, after inlining of temporaries) it costs most of the build and
+ * makes the register allocator's work several times larger (docs/performance.md: 200
+ * chained statements 0.46 s of code generation with it, 0.10 s without), while x86's
+ * base + index * scale + offset addressing leaves it little to gain: the runtime benchmarks
+ * (benchmarks/run.py) do not change. LLVM reads the setting from its command-line options,
+ * process-wide, so it is set once here. GTSCRIPT_LSR=1 keeps LSR, for measurements.
+ */
+static void set_codegen_options(void) {
+    static bool done; /* under J.lock; a second parse of an option would end the process */
+    if (done) return;
+    done = true;
+    const char *keep = getenv("GTSCRIPT_LSR");
+    if (keep && strcmp(keep, "1") == 0) return;
+    const char *argv[] = {"gtscript", "-disable-lsr"};
+    LLVMParseCommandLineOptions(2, argv, "");
+}
+
 static bool init_locked(char *err, size_t errlen) {
     if (J.ready) return true;
     LLVMInstallFatalErrorHandler(on_llvm_fatal_error);
+    set_codegen_options();
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
         snprintf(err, errlen, "LLVM cannot initialise the native target");
         return false;
