@@ -99,6 +99,8 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
         b->m->ir_seconds = o.ir_seconds;
         b->m->optimise_seconds = o.optimise_seconds;
         b->m->object_seconds = o.object_seconds;
+        b->m->llvm_functions = o.functions;
+        b->m->llvm_cheap_functions = o.cheap_functions;
     }
     *obj = o.obj;
     *objlen = o.objlen;
@@ -387,7 +389,9 @@ static PyObject *Module_get_min_k_levels(ModuleObject *m, void *unused) {
 static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
     double load = m->build_seconds - m->lower_seconds - m->analysis_seconds - m->ir_seconds -
                   m->optimise_seconds - m->object_seconds;
-    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:s,s:s,s:s,s:s}", "build_time",
+    return Py_BuildValue("{s:i,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:s,s:s,s:s,s:s}",
+                         "llvm_functions", m->llvm_functions, "llvm_cheap_functions",
+                         m->llvm_cheap_functions, "build_time",
                          m->build_seconds, "lower_time", m->lower_seconds, "analysis_time",
                          m->analysis_seconds, "llvm_ir_time", m->ir_seconds, "optimise_time",
                          m->optimise_seconds, "object_time", m->object_seconds, "load_time",

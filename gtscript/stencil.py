@@ -354,6 +354,10 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
         optimise_time=core["optimise_time"] if fresh else 0.0,
         object_time=core["object_time"] if fresh else 0.0,
         load_time=core["load_time"] if fresh else 0.0,
+        # a fresh cpu build: its LLVM functions, and how many of them were optimised with the
+        # cheaper pipeline because the build went over its optimisation budget
+        llvm_functions=core["llvm_functions"] if fresh else 0,
+        llvm_cheap_functions=core["llvm_cheap_functions"] if fresh else 0,
         parse_time=parse_time,  # the frontend: definition -> definition tree
         # the C core: analysis, code generation and compilation (or the disk cache's load)
         codegen_time=core["build_time"] if source != "pre-key" else 0.0,

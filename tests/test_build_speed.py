@@ -167,3 +167,45 @@ def test_parts_around_sweeps_match_numpy(fields, monkeypatch, nests, layout):
         inner = np.zeros(shape, bool)
         inner[halo:-halo, halo:-halo] = True
         np.testing.assert_array_equal(out[~inner], before[~inner])
+
+
+@pytest.mark.parametrize("budget", ["0", "1000"])
+def test_optimisation_budget_falls_back_to_the_cheaper_pipeline(fields, monkeypatch, budget):
+    monkeypatch.setenv("GTSCRIPT_PART_NESTS", "1")  # several batches of functions
+    monkeypatch.setenv("GTSCRIPT_LLVM_BUDGET", budget)
+    info = {}
+    cpu = gtscript.stencil("cpu", _many_parts, rebuild=True, inline_temporaries=False,
+                           build_info=info)
+    parts = cpu.source().count("define internal void @gt_part")
+    assert info["llvm_functions"] == parts + 1 > 8  # the parts and gt_kernel
+    if budget == "0":
+        # over budget from the start: every function gets the cheaper pipeline, which has
+        # no vectoriser
+        assert info["llvm_cheap_functions"] == info["llvm_functions"]
+        assert "<8 x double>" not in cpu.source() and "<4 x double>" not in cpu.source()
+    else:
+        assert info["llvm_cheap_functions"] == 0
+        assert "x double>" in cpu.source()
+    assert "optnone" not in cpu.source()  # the marks of the batches are gone
+    ref = gtscript.stencil("numpy", _many_parts, rebuild=True)
+    shape, halo = (16, 15, 6), 4
+    origin, domain = (halo, halo, 0), (shape[0] - 2 * halo, shape[1] - 2 * halo, shape[2])
+    a, b = fields.random(shape), fields.random(shape)
+    expected = _many_parts_numpy(a, b)[halo:-halo, halo:-halo]
+    outs = []
+    for st in (cpu, ref):
+        out = fields.sentinel(shape)
+        before = out.copy()
+        st(a, b, out, origin=origin, domain=domain)
+        np.testing.assert_allclose(out[halo:-halo, halo:-halo], expected, rtol=1e-11)
+        inner = np.zeros(shape, bool)
+        inner[halo:-halo, halo:-halo] = True
+        np.testing.assert_array_equal(out[~inner], before[~inner])
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_default_build_is_within_budget():
+    info = {}
+    gtscript.stencil("cpu", _hdiff_like, rebuild=True, build_info=info)
+    assert info["llvm_functions"] >= 2 and info["llvm_cheap_functions"] == 0

@@ -12,6 +12,13 @@ static double seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double llvm_budget(void) {
+    const char *v = getenv("GTSCRIPT_LLVM_BUDGET");
+    char *end = NULL;
+    double b = v && *v ? strtod(v, &end) : -1.0;
+    return end && *end == '\0' && b >= 0.0 ? b : GT_CPU_LLVM_BUDGET;
+}
+
 bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
                       char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -24,7 +31,11 @@ bool cpu_build_object(const Stencil *st, CpuVariant variant, const char *passes,
     out->ir_seconds = t1 - t0;
     if (ok) {
         jit_prepare_module(mod);
-        ok = jit_optimise(mod, passes ? passes : GT_CPU_PASSES, err, errlen);
+        JitBudgetReport r;
+        ok = jit_optimise_budgeted(mod, passes ? passes : GT_CPU_PASSES, GT_CPU_CHEAP_PASSES,
+                                   llvm_budget(), &r, err, errlen);
+        out->functions = r.functions;
+        out->cheap_functions = r.cheap;
     }
     double t2 = seconds();
     out->optimise_seconds = t2 - t1;

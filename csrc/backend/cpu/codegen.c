@@ -778,6 +778,7 @@ static void emit_kernel(CG *g, int nslots) {
         if (!(p == 4 && g->st->has_checked_k)) add_attr(g, kernel, p, "readonly");
     }
     add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
+    add_attr(g, kernel, LLVMAttributeFunctionIndex, "noinline"); /* see jit_optimise_budgeted */
     LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, kernel, "entry"));
     for (int s = 0; s < nslots; s++) {
         LLVMValueRef idx = cg_c64(g, s);
