@@ -8,6 +8,7 @@
 #include "backend/cpu/codegen.h"
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
+#include "backend/cpu/merge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,9 +515,12 @@ void cg_emit_point(CG *g, const Stmt *s) {
     }
 }
 
-/* Loops a statement over its horizontal range (one box, or the whole extended domain),
- * with K either fixed (g->k set by the caller) or looped over [klo, khi). */
-static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LLVMValueRef khi) {
+/* Loops a run of statements (merge.c: they share the extent and region boxes) over their
+ * horizontal range (one box, or the whole extended domain), with K either fixed (g->k set
+ * by the caller) or looped over [klo, khi); at each point the statements in order. */
+static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueRef klo,
+                      LLVMValueRef khi) {
+    const Stmt *s = run[0];
     /* The statement's extended domain, restricted to this tile plus the statement's extent:
      * over all tiles that covers [lo, n + hi) once, and every value a later statement of the
      * tile reads has been computed by the tile itself (redundantly on the halo). */
@@ -537,7 +541,7 @@ static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LL
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
-        cg_emit_point(g, s);
+        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         if (klo) cg_loop_end(g, &lk);
         cg_loop_end(g, &lj);
         cg_loop_end(g, &li);
@@ -545,19 +549,20 @@ static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LL
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
-        cg_emit_point(g, s);
+        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         cg_loop_end(g, &li);
         cg_loop_end(g, &lj);
         if (klo) cg_loop_end(g, &lk);
     }
 }
 
-static void emit_stmt(CG *g, const Stmt *s, LLVMValueRef klo, LLVMValueRef khi) {
+static void emit_stmt(CG *g, Stmt *const *run, int n, LLVMValueRef klo, LLVMValueRef khi) {
+    const Stmt *s = run[0];
     if (s->nboxes == 0) {
-        emit_nest(g, s, NULL, klo, khi);
+        emit_nest(g, run, n, NULL, klo, khi);
         return;
     }
-    for (int i = 0; i < s->nboxes; i++) emit_nest(g, s, &s->boxes[i], klo, khi);
+    for (int i = 0; i < s->nboxes; i++) emit_nest(g, run, n, &s->boxes[i], klo, khi);
 }
 
 static int stmt_nests(const Stmt *s) { return s->nboxes > 0 ? s->nboxes : 1; }
@@ -566,12 +571,14 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     if (c->policy == POLICY_PARALLEL) {
         /* every statement is a loop nest of its own: a part may end between two */
         LLVMValueRef ks = NULL, ke = NULL;
-        for (int i = 0; i < in->body.n; i++) {
-            if (cg_part_split(g, stmt_nests(in->body.items[i])) || ks == NULL) {
+        for (int i = 0; i < in->body.n;) {
+            int n = cpu_merge_run(&in->body, i);
+            if (cg_part_split(g, n * stmt_nests(in->body.items[i])) || ks == NULL) {
                 ks = cg_bound_value(g, in->start, g->nk);
                 ke = cg_bound_value(g, in->end, g->nk);
             }
-            emit_stmt(g, in->body.items[i], ks, ke);
+            emit_stmt(g, in->body.items + i, n, ks, ke);
+            i += n;
         }
         return;
     }
@@ -581,9 +588,11 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     LLVMValueRef ks = cg_bound_value(g, in->start, g->nk), ke = cg_bound_value(g, in->end, g->nk);
     Loop lk;
     LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "klevel"), ks, ke);
-    for (int i = 0; i < in->body.n; i++) {
+    for (int i = 0; i < in->body.n;) {
+        int n = cpu_merge_run(&in->body, i);
         g->k = k;
-        emit_stmt(g, in->body.items[i], NULL, NULL);
+        emit_stmt(g, in->body.items + i, n, NULL, NULL);
+        i += n;
     }
     cg_loop_end(g, &lk);
 }
