@@ -82,6 +82,7 @@ typedef struct CpuBuild {
     const Stencil *st;
     CpuVariant variant;
     const char *passes;
+    ModuleObject *m; /* NULL, or the module whose phase timings a fresh build fills */
 } CpuBuild;
 
 /* A cache miss: IR -> object file and LLVM IR text (cache/cache.h's CacheBuildFn). */
@@ -93,6 +94,13 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
         PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
                      b->st->name, err);
         return false;
+    }
+    if (b->m) {
+        b->m->ir_seconds = o.ir_seconds;
+        b->m->optimise_seconds = o.optimise_seconds;
+        b->m->object_seconds = o.object_seconds;
+        b->m->llvm_functions = o.functions;
+        b->m->llvm_cheap_functions = o.cheap_functions;
     }
     *obj = o.obj;
     *objlen = o.objlen;
@@ -111,7 +119,7 @@ static bool build_cpu(ModuleObject *m, const char *passes, PyObject *options, bo
     }
     if (!cache_key(m->st, "cpu", jit_target_id(), options, m->cache_key)) return false;
     CacheRequest rq = {.key = m->cache_key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
-    CpuBuild b = {.st = m->st, .variant = {LAYOUT_K_UNIT, false}, .passes = passes};
+    CpuBuild b = {.st = m->st, .variant = {LAYOUT_K_UNIT, false}, .passes = passes, .m = m};
     m->code = cache_obtain(&rq, rebuild, build_cpu_object, &b, &m->origin_of_code);
     if (m->code == NULL) return false;
     m->kernel = (GtKernelFn)m->code->jit.fn;
@@ -130,7 +138,7 @@ GtKernelFn module_kernel(ModuleObject *m, CpuVariant variant) {
     char key[CACHE_HEX_LEN + 1];
     if (!cache_variant_key(m->cache_key, v, key)) return NULL;
     CacheRequest rq = {.key = key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
-    CpuBuild b = {.st = m->st, .variant = variant, .passes = m->passes};
+    CpuBuild b = {.st = m->st, .variant = variant, .passes = m->passes, .m = NULL};
     const char *origin;
     m->variant_code[v] = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
     if (m->variant_code[v] == NULL) return NULL;
@@ -246,11 +254,15 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
      * compiled backends' on-the-fly recomputation of temporaries (inline.c). */
     m->st->compute_on_the_fly = be != BACKEND_NUMPY && on_the_fly != 0;
     m->st->schedule_columns = be == BACKEND_CPU; /* column groups are the cpu's (columns.c) */
-    if (!ir_build(m->st, definition) || !analyse_stencil(m->st)) {
+    bool built = ir_build(m->st, definition);
+    double t1 = now();
+    if (!built || !analyse_stencil(m->st)) {
         if (!PyErr_Occurred()) raise_diag(m->st);
         Py_DECREF(m);
         return NULL;
     }
+    m->lower_seconds = t1 - t0;
+    m->analysis_seconds = now() - t1;
     if (!read_defaults(m, definition)) {
         Py_DECREF(m);
         return NULL;
@@ -403,7 +415,15 @@ static PyObject *Module_get_region_min_domain(ModuleObject *m, void *unused) {
 }
 
 static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
-    return Py_BuildValue("{s:d,s:s,s:s,s:s,s:s}", "build_time", m->build_seconds, "module_source",
+    double load = m->build_seconds - m->lower_seconds - m->analysis_seconds - m->ir_seconds -
+                  m->optimise_seconds - m->object_seconds;
+    return Py_BuildValue("{s:i,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:s,s:s,s:s,s:s}",
+                         "llvm_functions", m->llvm_functions, "llvm_cheap_functions",
+                         m->llvm_cheap_functions, "build_time",
+                         m->build_seconds, "lower_time", m->lower_seconds, "analysis_time",
+                         m->analysis_seconds, "llvm_ir_time", m->ir_seconds, "optimise_time",
+                         m->optimise_seconds, "object_time", m->object_seconds, "load_time",
+                         load > 0 ? load : 0.0, "module_source",
                          m->origin_of_code, "backend",
                          m->backend == BACKEND_CPU ? "cpu" : m->backend == BACKEND_CUDA ? "cuda" : "numpy",
                          "target",

@@ -24,6 +24,12 @@ typedef struct ModuleObject {
     GtKernelFn variant[CPU_VARIANT_COUNT];
     char *passes;    /* the build's LLVM pipeline (NULL: the default), for those builds */
     double build_seconds;
+    /* build_seconds by phase (build_info, docs/performance.md): lowering of the definition
+     * tree, analysis, and for a cpu build LLVM IR, optimisation and code generation; `load`
+     * is the rest (cache key, cache lookup, loading the object), so they add up. */
+    double lower_seconds, analysis_seconds, ir_seconds, optimise_seconds, object_seconds;
+    int llvm_functions, llvm_cheap_functions; /* a fresh cpu build: its functions, and how many
+                                                 went over the optimisation budget */
     const char *origin_of_code; /* "build", "memory" or "disk" */
     struct Plan *plan; /* call plan (tiling, temporaries) of the last domain; see call/plan.h */
     int plan_busy;     /* set while a call uses `plan` (other threads build their own) */

@@ -352,7 +352,21 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
     if build_info is None:
         return
     core = module.build_info
+    fresh = source != "pre-key"
     build_info.update(
+        # The phases (docs/performance.md): they add up to parse_time + codegen_time.
+        # frontend: definition -> definition tree -> IR; analysis; the cpu backend's LLVM
+        # IR, optimisation and object code; load: cache key, cache lookup and loading.
+        frontend_time=parse_time + (core["lower_time"] if fresh else 0.0),
+        analysis_time=core["analysis_time"] if fresh else 0.0,
+        llvm_ir_time=core["llvm_ir_time"] if fresh else 0.0,
+        optimise_time=core["optimise_time"] if fresh else 0.0,
+        object_time=core["object_time"] if fresh else 0.0,
+        load_time=core["load_time"] if fresh else 0.0,
+        # a fresh cpu build: its LLVM functions, and how many of them were optimised with the
+        # cheaper pipeline because the build went over its optimisation budget
+        llvm_functions=core["llvm_functions"] if fresh else 0,
+        llvm_cheap_functions=core["llvm_cheap_functions"] if fresh else 0,
         parse_time=parse_time,  # the frontend: definition -> definition tree
         # the C core: analysis, code generation and compilation (or the disk cache's load)
         codegen_time=core["build_time"] if source != "pre-key" else 0.0,

@@ -20,10 +20,27 @@
     "loop-mssa(loop-rotate,licm),gvn,loop-load-elim,loop-vectorize<interleave-forced-only>,"       \
     "slp-vectorizer,instcombine<no-verify-fixpoint>,simplifycfg)"
 
+/* The cheaper pipeline of a build over its budget (jit_optimise_budgeted): clean-up and
+ * hoisting, no loop transformations, no vectoriser. */
+#define GT_CPU_CHEAP_PASSES                                                                        \
+    "function(early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(licm),"      \
+    "simplifycfg)"
+
+/* Seconds of optimisation after which the rest of a kernel gets GT_CPU_CHEAP_PASSES: far
+ * above any stencil of benchmarks/build_scaling.py (docs/performance.md), far below the
+ * minutes a pathological shape could take. GTSCRIPT_LLVM_BUDGET overrides it (seconds). */
+#define GT_CPU_LLVM_BUDGET 10.0
+
 typedef struct CpuObject {
     char *obj; /* object file bytes (malloc) */
     size_t objlen;
     char *llvm_ir; /* optimised LLVM IR text (malloc), for Stencil.source() */
+    /* seconds spent in each LLVM phase, for build_info (docs/performance.md) */
+    double ir_seconds;       /* analysed IR -> LLVM IR */
+    double optimise_seconds; /* the pass pipeline */
+    double object_seconds;   /* code generation: LLVM IR -> object file */
+    int functions;           /* functions of the kernel (codegen.c: parts) */
+    int cheap_functions;     /* of them, optimised with GT_CPU_CHEAP_PASSES (over budget) */
 } CpuObject;
 
 /* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one

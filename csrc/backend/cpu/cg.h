@@ -12,6 +12,12 @@
 
 enum { GT_MAX_LANES = 16 };
 
+/* Loop nests per part of a kernel (codegen.c: begin_part), chosen with
+ * benchmarks/build_scaling.py (docs/performance.md). */
+#ifndef GT_CPU_PART_NESTS
+#define GT_CPU_PART_NESTS 16
+#endif
+
 /* A value a column sweep carries from one level to the next (columns.c). */
 typedef struct Carry {
     const Symbol *sym;
@@ -28,7 +34,16 @@ typedef struct CG {
     LLVMValueRef fn;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
     LLVMValueRef *base;                 /* per slot */
-    LLVMValueRef (*stride)[GT_STRIDES]; /* per slot */
+    LLVMValueRef (*stride)[GT_STRIDES]; /* per slot, loaded on first use (cg_slot_strides) */
+    LLVMValueRef strides_arg;           /* the current function's strides parameter */
+    LLVMBuilderRef pb;                  /* at the end of the current function's prologue */
+    /* The kernel is split into parts (codegen.c): functions of at most GT_CPU_PART_NESTS
+     * loop nests each, called in order by gt_kernel. */
+    LLVMValueRef *parts;
+    int nparts, partcap;
+    int nests; /* loop nests emitted into the current part */
+    LLVMValueRef *args; /* gt_kernel's arguments to the parts */
+    bool oom;           /* a part could not be started: the build fails */
     LLVMValueRef *scalar;               /* per scalar slot */
     LLVMValueRef ni, nj, nk;
     LLVMValueRef kflag; /* checked K reads: where a read outside the domain's levels is noted */
@@ -53,6 +68,9 @@ typedef struct Loop {
 } Loop;
 
 LLVMValueRef cg_c64(CG *g, long long v);
+/* Starts a new part before `cost` more loop nests when the current one would exceed
+ * GT_CPU_PART_NESTS; true when it did (values of the old part are then out of scope). */
+bool cg_part_split(CG *g, int cost);
 LLVMTypeRef cg_type(CG *g, DType t);
 LLVMValueRef cg_bound_value(CG *g, AxisBound ab, LLVMValueRef n);
 

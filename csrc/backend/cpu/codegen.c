@@ -8,6 +8,7 @@
 #include "backend/cpu/codegen.h"
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
+#include "backend/cpu/merge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +67,12 @@ static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *a
  * loop-invariant strides and is hoisted out of every loop. A stencil reading a field at a
  * dozen offsets then costs one multiply-add per field and column, not a dozen.
  */
+static LLVMValueRef (*slot_strides(CG *g, int slot))[GT_STRIDES];
+
 static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueRef kidx, int ndi,
                             const int *didx) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef (*st)[GT_STRIDES] = &g->stride[s->slot];
+    LLVMValueRef (*st)[GT_STRIDES] = slot_strides(g, s->slot);
     LLVMValueRef i = g->i, j = g->j;
     if (cpu_bundle_buffer(g->st, s, g->layout)) { /* a bundle's buffer: indexed by lane */
         i = cg_c64(g, 0);
@@ -512,9 +515,12 @@ void cg_emit_point(CG *g, const Stmt *s) {
     }
 }
 
-/* Loops a statement over its horizontal range (one box, or the whole extended domain),
- * with K either fixed (g->k set by the caller) or looped over [klo, khi). */
-static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LLVMValueRef khi) {
+/* Loops a run of statements (merge.c: they share the extent and region boxes) over their
+ * horizontal range (one box, or the whole extended domain), with K either fixed (g->k set
+ * by the caller) or looped over [klo, khi); at each point the statements in order. */
+static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueRef klo,
+                      LLVMValueRef khi) {
+    const Stmt *s = run[0];
     /* The statement's extended domain, restricted to this tile plus the statement's extent:
      * over all tiles that covers [lo, n + hi) once, and every value a later statement of the
      * tile reads has been computed by the tile itself (redundantly on the halo). */
@@ -535,7 +541,7 @@ static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LL
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
-        cg_emit_point(g, s);
+        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         if (klo) cg_loop_end(g, &lk);
         cg_loop_end(g, &lj);
         cg_loop_end(g, &li);
@@ -543,32 +549,50 @@ static void emit_nest(CG *g, const Stmt *s, const Box *box, LLVMValueRef klo, LL
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
-        cg_emit_point(g, s);
+        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         cg_loop_end(g, &li);
         cg_loop_end(g, &lj);
         if (klo) cg_loop_end(g, &lk);
     }
 }
 
-static void emit_stmt(CG *g, const Stmt *s, LLVMValueRef klo, LLVMValueRef khi) {
+static void emit_stmt(CG *g, Stmt *const *run, int n, LLVMValueRef klo, LLVMValueRef khi) {
+    const Stmt *s = run[0];
     if (s->nboxes == 0) {
-        emit_nest(g, s, NULL, klo, khi);
+        emit_nest(g, run, n, NULL, klo, khi);
         return;
     }
-    for (int i = 0; i < s->nboxes; i++) emit_nest(g, s, &s->boxes[i], klo, khi);
+    for (int i = 0; i < s->nboxes; i++) emit_nest(g, run, n, &s->boxes[i], klo, khi);
 }
 
+static int stmt_nests(const Stmt *s) { return s->nboxes > 0 ? s->nboxes : 1; }
+
 static void emit_interval(CG *g, const Computation *c, const Interval *in) {
-    LLVMValueRef ks = cg_bound_value(g, in->start, g->nk), ke = cg_bound_value(g, in->end, g->nk);
     if (c->policy == POLICY_PARALLEL) {
-        for (int i = 0; i < in->body.n; i++) emit_stmt(g, in->body.items[i], ks, ke);
+        /* every statement is a loop nest of its own: a part may end between two */
+        LLVMValueRef ks = NULL, ke = NULL;
+        for (int i = 0; i < in->body.n;) {
+            int n = cpu_merge_run(&in->body, i);
+            if (cg_part_split(g, n * stmt_nests(in->body.items[i])) || ks == NULL) {
+                ks = cg_bound_value(g, in->start, g->nk);
+                ke = cg_bound_value(g, in->end, g->nk);
+            }
+            emit_stmt(g, in->body.items + i, n, ks, ke);
+            i += n;
+        }
         return;
     }
+    int cost = 0;
+    for (int i = 0; i < in->body.n; i++) cost += stmt_nests(in->body.items[i]);
+    cg_part_split(g, cost); /* a sweep's levels stay in one function */
+    LLVMValueRef ks = cg_bound_value(g, in->start, g->nk), ke = cg_bound_value(g, in->end, g->nk);
     Loop lk;
     LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "klevel"), ks, ke);
-    for (int i = 0; i < in->body.n; i++) {
+    for (int i = 0; i < in->body.n;) {
+        int n = cpu_merge_run(&in->body, i);
         g->k = k;
-        emit_stmt(g, in->body.items[i], NULL, NULL);
+        emit_stmt(g, in->body.items + i, n, NULL, NULL);
+        i += n;
     }
     cg_loop_end(g, &lk);
 }
@@ -592,18 +616,49 @@ static void emit_computations(CG *g) {
         }
         int n = 1;
         while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
+        int cost = 0; /* a column group carries values in registers: one function */
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < st->comps[c + k].nintervals; i++)
+                for (int s = 0; s < st->comps[c + k].intervals[i].body.n; s++)
+                    cost += stmt_nests(st->comps[c + k].intervals[i].body.items[s]);
+        cg_part_split(g, cost);
         cg_emit_column_group(g, comp, n);
         c += n;
     }
 }
 
-/* base[index], an i64 array element. */
-static LLVMValueRef load_i64(CG *g, LLVMValueRef base, long long index, const char *name) {
+/* base[index], an i64 array element, loaded by builder b. */
+static LLVMValueRef load_i64(CG *g, LLVMBuilderRef b, LLVMValueRef base, long long index,
+                             const char *name) {
     LLVMValueRef idx = cg_c64(g, index);
-    return LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, base, &idx, 1, ""), name);
+    return LLVMBuildLoad2(b, g->i64, LLVMBuildInBoundsGEP2(b, g->i64, base, &idx, 1, ""), name);
 }
 
-/* Loads every pointer, stride, size and scalar once, in the entry block. */
+/* The strides of a slot in the current part, loaded in its prologue the first time a
+ * statement of the part addresses the slot: a part of a 500-statement stencil touches a
+ * few of its slots, and loading all of them in every part would make the IR quadratic. */
+static LLVMValueRef (*slot_strides(CG *g, int s))[GT_STRIDES] {
+    if (g->stride[s][0]) return &g->stride[s];
+    const Stencil *st = g->st;
+    for (int a = 0; a < GT_STRIDES; a++)
+        g->stride[s][a] = load_i64(g, g->pb, g->strides_arg, (long long)s * GT_STRIDES + a, "stride");
+    /* A layout variant knows the unit-stride axis: a constant stride of 1 there lets
+     * LLVM vectorise without versioning the loops on the strides. */
+    int unit = g->layout == LAYOUT_K_UNIT ? 2 : g->layout == LAYOUT_I_UNIT ? 0 : -1;
+    const Symbol *sym = s < st->nfields ? NULL : st->temps[s - st->nfields];
+    for (int i = 0; sym == NULL && i < st->nparams; i++)
+        if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
+    if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = cg_c64(g, 1);
+    if (sym && cpu_bundle_buffer(st, sym, g->layout)) {
+        g->stride[s][0] = cg_c64(g, 0);
+        g->stride[s][1] = cg_c64(g, 1);
+        g->stride[s][2] = cg_c64(g, st->column_lanes);
+    }
+    return &g->stride[s];
+}
+
+/* Loads the sizes, the tile and the scalars in the entry block of the current part; the
+ * strides follow on demand (slot_strides) before the entry block's branch to the body. */
 static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVMValueRef scalars,
                           LLVMValueRef tile) {
     LLVMBuilderRef b = g->b;
@@ -611,28 +666,16 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     int nslots = stencil_nslots(st);
     for (int s = 0; s < nslots; s++) {
         g->base[s] = LLVMGetParam(g->fn, (unsigned)s);
-        for (int a = 0; a < GT_STRIDES; a++)
-            g->stride[s][a] = load_i64(g, strides, (long long)s * GT_STRIDES + a, "stride");
-        /* A layout variant knows the unit-stride axis: a constant stride of 1 there lets
-         * LLVM vectorise without versioning the loops on the strides. */
-        int unit = g->layout == LAYOUT_K_UNIT ? 2 : g->layout == LAYOUT_I_UNIT ? 0 : -1;
-        const Symbol *sym = s < st->nfields ? NULL : st->temps[s - st->nfields];
-        for (int i = 0; sym == NULL && i < st->nparams; i++)
-            if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
-        if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = cg_c64(g, 1);
-        if (sym && cpu_bundle_buffer(st, sym, g->layout)) {
-            g->stride[s][0] = cg_c64(g, 0);
-            g->stride[s][1] = cg_c64(g, 1);
-            g->stride[s][2] = cg_c64(g, st->column_lanes);
-        }
+        for (int a = 0; a < GT_STRIDES; a++) g->stride[s][a] = NULL;
     }
-    g->ni = load_i64(g, domain, 0, "ni");
-    g->nj = load_i64(g, domain, 1, "nj");
-    g->nk = load_i64(g, domain, 2, "nk");
-    g->ti0 = load_i64(g, tile, 0, "ti0");
-    g->ti1 = load_i64(g, tile, 1, "ti1");
-    g->tj0 = load_i64(g, tile, 2, "tj0");
-    g->tj1 = load_i64(g, tile, 3, "tj1");
+    g->strides_arg = strides;
+    g->ni = load_i64(g, b, domain, 0, "ni");
+    g->nj = load_i64(g, b, domain, 1, "nj");
+    g->nk = load_i64(g, b, domain, 2, "nk");
+    g->ti0 = load_i64(g, b, tile, 0, "ti0");
+    g->ti1 = load_i64(g, b, tile, 1, "ti1");
+    g->tj0 = load_i64(g, b, tile, 2, "tj0");
+    g->tj1 = load_i64(g, b, tile, 3, "tj1");
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_SCALAR) continue;
@@ -643,6 +686,10 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     /* the 8 bytes after the scalars: the line of a checked K read that left the domain */
     LLVMValueRef off = cg_c64(g, 8LL * st->nscalars);
     g->kflag = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "kflag");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body");
+    LLVMValueRef br = LLVMBuildBr(b, body);
+    LLVMPositionBuilderBefore(g->pb, br);
+    LLVMPositionBuilderAtEnd(b, body);
 }
 
 static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
@@ -651,28 +698,35 @@ static void add_attr(CG *g, LLVMValueRef fn, unsigned index, const char *name) {
 }
 
 /*
- * Two functions: the exported gt_kernel(ptrs, strides, domain, scalars, tile) loads the
- * base pointers and calls the internal gt_body(base_0, ..., base_n-1, strides, domain,
- * scalars, tile), whose pointer parameters are `noalias`, so LLVM needs no run-time overlap
- * checks and keeps loaded values across stores: temporaries are tile-private buffers, and
- * the call picks this variant only when no two argument arrays share memory. The `shared`
- * variant (the same array passed for an input and an output read point-wise) makes only the
- * temporaries noalias. Leaves the builder in gt_body's entry block, after its prologue.
+ * A part: an internal function gt_part(base_0, ..., base_n-1, strides, domain, scalars,
+ * tile) holding a run of the stencil's loop nests. Its pointer parameters are `noalias`, so
+ * LLVM needs no run-time overlap checks and keeps loaded values across stores: temporaries
+ * are tile-private buffers, and the call picks this variant only when no two argument
+ * arrays share memory. The `shared` variant (the same array passed for an input and an
+ * output read point-wise) makes only the temporaries noalias.
+ *
+ * Why parts: LLVM's loop analyses and code generation (ScalarEvolution's loop guards,
+ * register allocation over the live ranges of a function) cost more than linearly in the
+ * size of a function, and a dycore stencil of hundreds of statements is hundreds of loop
+ * nests (benchmarks/build_scaling.py, docs/performance.md). A part of a few dozen nests
+ * compiles at the cost per nest of a small stencil; the calls between parts cost nothing
+ * measurable against a loop nest over a tile. Leaves the builder in the part's body.
  */
-static bool emit_functions(CG *g, int nslots) {
-    LLVMTypeRef kparams[5] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr};
-    LLVMTypeRef *bparams = malloc(sizeof(LLVMTypeRef) * (size_t)(nslots + 4));
-    LLVMValueRef *args = malloc(sizeof(LLVMValueRef) * (size_t)(nslots + 4));
-    if (bparams == NULL || args == NULL) {
-        free(bparams);
-        free(args);
-        snprintf(g->err, g->errlen, "out of memory");
-        return false;
+static bool begin_part(CG *g) {
+    int nslots = stencil_nslots(g->st);
+    if (g->nparts == g->partcap) {
+        int cap = g->partcap ? 2 * g->partcap : 8;
+        LLVMValueRef *p = realloc(g->parts, sizeof *p * (size_t)cap);
+        if (p == NULL) return false;
+        g->parts = p;
+        g->partcap = cap;
     }
-    LLVMValueRef kernel = LLVMAddFunction(g->mod, GT_KERNEL_SYMBOL, LLVMFunctionType(g->vd, kparams, 5, 0));
+    LLVMTypeRef *bparams = malloc(sizeof(LLVMTypeRef) * (size_t)(nslots + 4));
+    if (bparams == NULL) return false;
     for (int i = 0; i < nslots + 4; i++) bparams[i] = g->ptr;
-    g->fn = LLVMAddFunction(g->mod, "gt_body", LLVMFunctionType(g->vd, bparams, (unsigned)nslots + 4, 0));
+    g->fn = LLVMAddFunction(g->mod, "gt_part", LLVMFunctionType(g->vd, bparams, (unsigned)nslots + 4, 0));
     free(bparams);
+    g->parts[g->nparts++] = g->fn;
     LLVMSetLinkage(g->fn, LLVMInternalLinkage);
     for (int s = g->shared ? g->st->nfields : 0; s < nslots; s++) add_attr(g, g->fn, (unsigned)s + 1, "noalias");
     /* the scalars (parameter 3 of 4) are written when checked K reads note an error */
@@ -680,12 +734,9 @@ static bool emit_functions(CG *g, int nslots) {
         add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
         if (!(p == 3 && g->st->has_checked_k)) add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
     }
-    for (unsigned p = 1; p <= 5; p++) {
-        add_attr(g, kernel, p, "noalias");
-        if (!(p == 4 && g->st->has_checked_k)) add_attr(g, kernel, p, "readonly");
-    }
-    add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
+    /* parts stay functions of their own even under a pipeline that inlines */
+    add_attr(g, g->fn, LLVMAttributeFunctionIndex, "noinline");
     /* LLVM's cost model for recent x86 cores prefers 256-bit vectors (frequency drops of
      * older AVX-512 parts); stencils are long, uniform loops and run faster with the full
      * width here (benchmarks/: horizontal diffusion 13%, a float32 column solver 18%). */
@@ -694,23 +745,60 @@ static bool emit_functions(CG *g, int nslots) {
         LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateStringAttribute(g->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
     }
+    LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry"));
+    emit_prologue(g, LLVMGetParam(g->fn, (unsigned)nslots), LLVMGetParam(g->fn, (unsigned)nslots + 1),
+                  LLVMGetParam(g->fn, (unsigned)nslots + 2), LLVMGetParam(g->fn, (unsigned)nslots + 3));
+    g->nests = 0;
+    return true;
+}
 
-    /* gt_kernel: load the pointer table, call the body */
+/* GTSCRIPT_PART_NESTS overrides the part size, for measurements (benchmarks/) and tests;
+ * it changes how the code is split, never what it computes. */
+static int part_nests(void) {
+    const char *v = getenv("GTSCRIPT_PART_NESTS");
+    int x = v && *v ? atoi(v) : 0;
+    return x > 0 ? x : GT_CPU_PART_NESTS;
+}
+
+bool cg_part_split(CG *g, int cost) {
+    if (g->fn == NULL || g->nests == 0 || g->nests + cost <= part_nests()) {
+        g->nests += cost;
+        return false;
+    }
+    LLVMBuildRetVoid(g->b);
+    if (!begin_part(g)) {
+        /* out of memory: keep emitting into the current function (its block is closed, so
+         * continue in a fresh one) rather than fail halfway through a statement */
+        g->oom = true;
+        LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, g->fn, "more"));
+        return false;
+    }
+    g->nests = cost;
+    return true;
+}
+
+/* gt_kernel(ptrs, strides, domain, scalars, tile): loads the pointer table and calls the
+ * parts in order. */
+static void emit_kernel(CG *g, int nslots) {
+    LLVMTypeRef kparams[5] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr};
+    LLVMValueRef kernel = LLVMAddFunction(g->mod, GT_KERNEL_SYMBOL, LLVMFunctionType(g->vd, kparams, 5, 0));
+    for (unsigned p = 1; p <= 5; p++) {
+        add_attr(g, kernel, p, "noalias");
+        if (!(p == 4 && g->st->has_checked_k)) add_attr(g, kernel, p, "readonly");
+    }
+    add_attr(g, kernel, LLVMAttributeFunctionIndex, "nounwind");
+    add_attr(g, kernel, LLVMAttributeFunctionIndex, "noinline"); /* see jit_optimise_budgeted */
     LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, kernel, "entry"));
     for (int s = 0; s < nslots; s++) {
         LLVMValueRef idx = cg_c64(g, s);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(kernel, 0), &idx, 1, "");
-        args[s] = LLVMBuildLoad2(g->b, g->ptr, p, "base");
+        g->args[s] = LLVMBuildLoad2(g->b, g->ptr, p, "base");
     }
-    for (int p = 1; p < 5; p++) args[nslots + p - 1] = LLVMGetParam(kernel, (unsigned)p);
-    LLVMBuildCall2(g->b, LLVMGlobalGetValueType(g->fn), g->fn, args, (unsigned)nslots + 4, "");
+    for (int p = 1; p < 5; p++) g->args[nslots + p - 1] = LLVMGetParam(kernel, (unsigned)p);
+    for (int i = 0; i < g->nparts; i++)
+        LLVMBuildCall2(g->b, LLVMGlobalGetValueType(g->parts[i]), g->parts[i], g->args,
+                       (unsigned)nslots + 4, "");
     LLVMBuildRetVoid(g->b);
-    free(args);
-
-    LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry"));
-    emit_prologue(g, LLVMGetParam(g->fn, (unsigned)nslots), LLVMGetParam(g->fn, (unsigned)nslots + 1),
-                  LLVMGetParam(g->fn, (unsigned)nslots + 2), LLVMGetParam(g->fn, (unsigned)nslots + 3));
-    return true;
 }
 
 LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef ctx, char *err,
@@ -718,6 +806,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     CG g = {.st = st, .ctx = ctx, .layout = variant.layout, .shared = variant.shared, .err = err, .errlen = errlen};
     g.mod = LLVMModuleCreateWithNameInContext(st->name, ctx);
     g.b = LLVMCreateBuilderInContext(ctx);
+    g.pb = LLVMCreateBuilderInContext(ctx);
     g.i1 = LLVMInt1TypeInContext(ctx);
     g.i8 = LLVMInt8TypeInContext(ctx);
     g.i16 = LLVMInt16TypeInContext(ctx);
@@ -731,24 +820,24 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.base = calloc((size_t)nslots + 1, sizeof *g.base);
     g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);
     g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
-    if (!g.base || !g.stride || !g.scalar) {
-        snprintf(err, errlen, "out of memory");
-        LLVMDisposeModule(g.mod);
-        g.mod = NULL;
-        goto done;
-    }
-
-    if (!emit_functions(&g, nslots)) {
-        LLVMDisposeModule(g.mod);
-        g.mod = NULL;
-        goto done;
-    }
+    g.args = calloc((size_t)nslots + 4, sizeof *g.args);
+    if (!g.base || !g.stride || !g.scalar || !g.args || !begin_part(&g)) goto oom;
     emit_computations(&g);
     LLVMBuildRetVoid(g.b);
+    if (g.oom) goto oom;
+    emit_kernel(&g, nslots);
+    goto done;
+oom:
+    snprintf(err, errlen, "out of memory");
+    LLVMDisposeModule(g.mod);
+    g.mod = NULL;
 done:
     LLVMDisposeBuilder(g.b);
+    LLVMDisposeBuilder(g.pb);
     free(g.base);
     free(g.stride);
     free(g.scalar);
+    free(g.args);
+    free(g.parts);
     return g.mod;
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -62,9 +64,30 @@ static void on_llvm_fatal_error(const char *reason) {
             reason);
 }
 
+/*
+ * Code generation without loop strength reduction. LSR rewrites the address arithmetic of
+ * every loop; on the loops of a large stencil (hundreds of loads at distinct offsets of a
+ * few induction variables, after inlining of temporaries) it costs most of the build and
+ * makes the register allocator's work several times larger (docs/performance.md: 200
+ * chained statements 0.46 s of code generation with it, 0.10 s without), while x86's
+ * base + index * scale + offset addressing leaves it little to gain: the runtime benchmarks
+ * (benchmarks/run.py) do not change. LLVM reads the setting from its command-line options,
+ * process-wide, so it is set once here. GTSCRIPT_LSR=1 keeps LSR, for measurements.
+ */
+static void set_codegen_options(void) {
+    static bool done; /* under J.lock; a second parse of an option would end the process */
+    if (done) return;
+    done = true;
+    const char *keep = getenv("GTSCRIPT_LSR");
+    if (keep && strcmp(keep, "1") == 0) return;
+    const char *argv[] = {"gtscript", "-disable-lsr"};
+    LLVMParseCommandLineOptions(2, argv, "");
+}
+
 static bool init_locked(char *err, size_t errlen) {
     if (J.ready) return true;
     LLVMInstallFatalErrorHandler(on_llvm_fatal_error);
+    set_codegen_options();
     if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
         snprintf(err, errlen, "LLVM cannot initialise the native target");
         return false;
@@ -116,7 +139,7 @@ void jit_prepare_module(LLVMModuleRef m) {
     LLVMDisposeTargetData(dl);
 }
 
-bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
+static bool verify(LLVMModuleRef m, char *err, size_t errlen) {
     char *msg = NULL;
     /* LLVMReturnStatusAction: the verifier pass would abort the process. */
     if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
@@ -125,6 +148,10 @@ bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen)
         return false;
     }
     LLVMDisposeMessage(msg);
+    return true;
+}
+
+static bool run_passes(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
@@ -134,6 +161,59 @@ bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen)
     pthread_mutex_unlock(&J.lock);
     LLVMDisposePassBuilderOptions(opts);
     return take_error(e, "LLVM optimisation failed", err, errlen);
+}
+
+bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
+    return verify(m, err, errlen) && run_passes(m, passes, err, errlen);
+}
+
+/* Marks every defined function but those in [from, to) optnone (the pass managers then skip
+ * them); from == to clears the mark from all. Functions of a kernel are all noinline. */
+static void only_optimise(LLVMValueRef *fns, int n, int from, int to) {
+    unsigned kind = LLVMGetEnumAttributeKindForName("optnone", 7);
+    for (int i = 0; i < n; i++) {
+        bool skip = from < to && (i < from || i >= to);
+        bool has = LLVMGetEnumAttributeAtIndex(fns[i], LLVMAttributeFunctionIndex, kind) != NULL;
+        if (skip && !has)
+            LLVMAddAttributeAtIndex(fns[i], LLVMAttributeFunctionIndex,
+                                    LLVMCreateEnumAttribute(LLVMGetModuleContext(LLVMGetGlobalParent(fns[i])), kind, 0));
+        else if (!skip && has)
+            LLVMRemoveEnumAttributeAtIndex(fns[i], LLVMAttributeFunctionIndex, kind);
+    }
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool jit_optimise_budgeted(LLVMModuleRef m, const char *passes, const char *cheap, double budget,
+                           JitBudgetReport *report, char *err, size_t errlen) {
+    memset(report, 0, sizeof *report);
+    int n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f)) n++;
+    LLVMValueRef *fns = malloc(sizeof *fns * (size_t)(n ? n : 1));
+    if (fns == NULL) return snprintf(err, errlen, "out of memory"), false;
+    n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f)) fns[n++] = f;
+    report->functions = n;
+    double start = seconds_now();
+    bool ok = verify(m, err, errlen);
+    /* Batches of functions: one run of the pipeline per batch keeps the pass managers' set-up
+     * cost small, and the budget is checked between batches. A single batch needs no marks. */
+    for (int from = 0; ok && from < n; from += JIT_BATCH) {
+        int to = from + JIT_BATCH < n ? from + JIT_BATCH : n;
+        bool over = seconds_now() - start >= budget;
+        if (n > JIT_BATCH || over) only_optimise(fns, n, from, to);
+        if (over) report->cheap += to - from;
+        ok = run_passes(m, over ? cheap : passes, err, errlen);
+    }
+    if (n > JIT_BATCH || report->cheap) only_optimise(fns, n, 0, 0);
+    free(fns);
+    return ok;
 }
 
 bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen) {

@@ -27,6 +27,19 @@ bool jit_has_wide_vectors(void);
 void jit_prepare_module(LLVMModuleRef m);
 /* Runs the optimisation pipeline (`passes`, e.g. "default<O3>") with the host target. */
 bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen);
+/* Functions optimised per run of the pipeline (jit_optimise_budgeted). */
+enum { JIT_BATCH = 8 };
+
+typedef struct JitBudgetReport {
+    int functions; /* defined functions of the module */
+    int cheap;     /* of them, optimised with the cheaper pipeline: the budget ran out */
+} JitBudgetReport;
+
+/* Runs `passes` on the module's functions a batch at a time; once `budget` seconds have gone
+ * by, the remaining batches get `cheap` instead (a build that would run for minutes
+ * finishes, with slower code for those functions). Functions must be noinline. */
+bool jit_optimise_budgeted(LLVMModuleRef m, const char *passes, const char *cheap, double budget,
+                           JitBudgetReport *report, char *err, size_t errlen);
 /* Emits an object file into a malloc'ed buffer (*obj, *objlen). */
 bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen);
 
