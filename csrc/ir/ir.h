@@ -229,9 +229,12 @@ struct Stmt {
         struct {
             Symbol *target;
             int koff;
-            /* a variable K offset of the write (an int expr of scalars and of fields the
-             * stencil does not write; the call checks the levels before running), or NULL */
+            /* a variable K offset of the write, or NULL: an int expr of scalars and of fields
+             * the stencil does not write (the call checks the levels before running), or, when
+             * kchecked, of values the stencil writes (temporaries, written fields): the kernel
+             * checks each level written, as for kchecked reads (types.c) */
             Expr *kexpr;
+            bool kchecked;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
             Expr *value;
