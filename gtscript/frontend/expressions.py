@@ -466,7 +466,7 @@ class _Expressions:
                 axis = outer.axis_of_node(scope, node)
                 if axis is None:
                     return self.generic_visit(node)
-                name = f"__gtscript_axis_{axis}__"
+                name = f"__gtscript_axis_{axis}"  # not a dunder: the evaluator refuses those
                 shifted[name] = _ShiftedAxis(axis, 0)
                 return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
 
