@@ -107,7 +107,8 @@ def test_an_error_on_one_rank_does_not_hang_the_others():
     assert rc != 0
     assert "UNREACHABLE" not in out
     assert "argument 'out' has dtype float32" in out, out[-3000:]
-    assert "MPI_Abort" in out
+    # (mpiexec's own "MPI_Abort" line may be lost when the job is torn down: not asserted; the
+    # job ending with an error within the timeout, no rank reaching the end, is the property)
 
 
 def test_the_example_matches_the_single_process_run():
