@@ -383,6 +383,27 @@ static PyObject *Module_get_field_info(ModuleObject *m, void *unused) {
     return d;
 }
 
+/* Per field, GT4Py's view of it (gtscript/info.py): (read before its first write, (k_lo, k_hi)
+ * K boundary). Separate from field_info, whose mapping keys stay as they always were. */
+static PyObject *Module_get_gt4py_field_facts(ModuleObject *m, void *unused) {
+    const Stencil *st = m->st;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        PyObject *facts = Py_BuildValue("(O(ii))", s->read_before_write ? Py_True : Py_False,
+                                        s->kbound_set[0] ? s->kbound[0] : 0,
+                                        s->kbound_set[1] ? s->kbound[1] : 0);
+        if (facts == NULL || PyDict_SetItemString(d, s->name, facts) < 0) {
+            Py_XDECREF(facts);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(facts);
+    }
+    return d;
+}
+
 static PyObject *Module_get_halo(ModuleObject *m, void *unused) {
     const Stencil *st = m->st;
     Extent u = {{0, 0, 0}, {0, 0, 0}};
@@ -458,6 +479,8 @@ static PyMethodDef Module_methods[] = {
 
 static PyGetSetDef Module_getset[] = {
     {"field_info", (getter)Module_get_field_info, NULL, "Per field: access extent, intent, dtype.", NULL},
+    {"_gt4py_field_facts", (getter)Module_get_gt4py_field_facts, NULL,
+     "Per field: (read before written, K boundary), as GT4Py reports them.", NULL},
     {"halo", (getter)Module_get_halo, NULL, "((i-, i+), (j-, j+), (k-, k+)) over all fields.", NULL},
     {"_defaults", (getter)Module_get_defaults, NULL, "{scalar parameter: its default value}.",
      NULL},

@@ -40,8 +40,9 @@ _ACCESS_OF_INTENT = {
 
 class Boundary(tuple):
     """``((i_lo, i_hi), (j_lo, j_hi), (k_lo, k_hi))``: how many points around the compute
-    domain a field's accesses reach, on each side of each axis (never negative: an access
-    that stays inside the domain needs no halo)."""
+    domain a field's accesses reach, on each side of each axis. In I and J never negative (an
+    access that stays inside the domain needs no halo); in K, GT4Py's count, which is negative
+    where every access stays that many levels inside the domain."""
 
     __slots__ = ()
 
@@ -70,15 +71,31 @@ class Boundary(tuple):
 class FieldInfo(dict):
     """One field argument: a mapping (``extent``, ``intent``, ``dtype``, ``axes``,
     ``data_dims``) with GT4Py's attributes on top (``access``, ``boundary``, ``axes`` as a
-    tuple, ``data_dims``, ``dtype`` as a :class:`numpy.dtype`)."""
+    tuple, ``data_dims``, ``dtype`` as a :class:`numpy.dtype`).
+
+    ``gt4py_facts`` (from the compiled stencil) is ``(read_first, (k_lo, k_hi))``: whether the
+    stencil reads the field before it first writes it, in program order (GT4Py's READ_WRITE;
+    written first, it is WRITE however often it is read afterwards), and GT4Py's K boundary,
+    which counts each access from the interval it is in."""
+
+    def __init__(self, *args, gt4py_facts=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._gt4py_facts = gt4py_facts
 
     @property
     def access(self) -> AccessKind:
-        return _ACCESS_OF_INTENT[self["intent"]]
+        access = _ACCESS_OF_INTENT[self["intent"]]
+        if access is AccessKind.READ_WRITE and self._gt4py_facts is not None \
+                and not self._gt4py_facts[0]:
+            return AccessKind.WRITE
+        return access
 
     @property
     def boundary(self) -> Boundary:
-        return Boundary.from_extent(self["extent"])
+        horizontal = Boundary.from_extent(self["extent"])
+        if self._gt4py_facts is None or self["intent"] == "unused":
+            return horizontal
+        return Boundary((*horizontal[:2], tuple(self._gt4py_facts[1])))
 
     @property
     def axes(self) -> tuple[str, ...]:

@@ -313,10 +313,15 @@ class _Executor:
         v = self.expr(value, box)
         if mask is not None:
             where = mask if where is None else np.logical_and(where, mask)
-        self.check_levels(where)  # the value only where the guard holds
         if not isinstance(koff, int):  # a variable K offset (levels checked by the call)
-            field.scatter(box, self.expr(koff, box), data_index, v, where)
+            if koff[0] == "kchecked":  # computed from values the stencil writes: checked here
+                level = self.checked_level(box, (0, 0, 0), self.expr(koff[2], box), False, koff[1])
+            else:
+                level = self.expr(koff, box)
+            self.check_levels(where)  # the value and the level only where the guard holds
+            field.scatter(box, level, data_index, v, where)
             return
+        self.check_levels(where)  # the value only where the guard holds
         dest = field.view(box, (0, 0, koff), data_index)
         if where is None:
             dest[...] = v
@@ -402,7 +407,7 @@ def execute(tree, fields, scalars, domain):
         for name, copy in saved.items():
             fields[name][0][...] = copy
         raise ValueError(
-            f"the K level read on line {err.line}, computed from values the stencil writes, is "
+            f"the K level read or written on line {err.line}, computed from values the stencil writes, is "
             f"outside the compute domain's {domain[2]} levels; the call was undone (every array "
             f"it wrote was restored)"
         ) from None

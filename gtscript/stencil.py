@@ -65,7 +65,8 @@ class Stencil(_core.Module):
     def field_info(self) -> dict[str, FieldInfo]:
         """Per field argument, in parameter order: a :class:`~gtscript.info.FieldInfo`."""
         raw = _core.Module.field_info.__get__(self)
-        return {name: FieldInfo(info) for name, info in raw.items()}
+        facts = self._gt4py_field_facts
+        return {name: FieldInfo(info, gt4py_facts=facts[name]) for name, info in raw.items()}
 
     @property
     def parameter_info(self) -> dict[str, ParameterInfo]:

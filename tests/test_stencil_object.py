@@ -115,8 +115,8 @@ def test_field_info_stays_a_mapping(both):
     assert info["out"].access is AccessKind.WRITE
 
 
-def test_boundary_is_never_negative(both):
-    """A read only on one side needs no halo on the other (GT4Py reports negative sizes)."""
+def test_boundary_is_never_negative_in_i_and_j(both):
+    """A read only on one side needs no halo on the other in I and J (as in GT4Py)."""
     ours, theirs = both
     b = ours.vertical.field_info["a"].boundary
     assert b == ((0, 0), (0, 3), (2, 1))

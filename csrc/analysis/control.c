@@ -71,6 +71,8 @@ static void check_reads(Ctl *C, const StmtList *l) {
         switch (s->kind) {
         case S_ASSIGN:
             expr_visit_fields(s->assign.value, check_read, C);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, check_read, C);
             break;
         case S_IF:
             expr_visit_fields(s->if_.cond, check_read, C);

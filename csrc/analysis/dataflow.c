@@ -136,6 +136,8 @@ static void flow_assign(Flow *F, Stmt *s) {
     Symbol *t = s->assign.target;
     begin_statement(F, t);
     expr_visit_fields(s->assign.value, visit_read, F);
+    /* a write's variable K offset reads too (temporaries: a checked level) */
+    if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_read, F);
     F->target = NULL; /* the guard is a mask evaluated before the statement */
     expr_visit_fields(s->guard, visit_read, F);
     merge_offreads(F);

@@ -189,6 +189,7 @@ typedef struct {
     const Stmt *boxed; /* the statement whose region boxes restrict the accesses, or NULL */
     Policy policy;
     int *klo, *khi; /* per slot, within the current interval; khi < klo: not accessed */
+    const Interval *in; /* the interval being visited */
 } AccCtx;
 
 static void widen(Symbol *s, int ilo, int ihi, int jlo, int jhi, int k) {
@@ -229,6 +230,20 @@ static void kaccess(AccCtx *A, int slot, int k) {
     }
 }
 
+/* GT4Py's K boundary (see Symbol.kbound): an access at constant K offset k in an interval
+ * anchored at the bottom reaches start + k, one anchored at the top end + k; a variable offset
+ * or a run-time bound tells nothing before the call, as in GT4Py. */
+static void gt4py_kbound(const Interval *in, Symbol *s, int k) {
+    if (in->start.sym || in->end.sym) return;
+    int side[2] = {-in->start.offset - k, in->end.offset + k};
+    bool anchored[2] = {in->start.level == 0, in->end.level == 1};
+    for (int i = 0; i < 2; i++) {
+        if (!anchored[i]) continue;
+        if (!s->kbound_set[i] || side[i] > s->kbound[i]) s->kbound[i] = side[i];
+        s->kbound_set[i] = true;
+    }
+}
+
 typedef struct {
     Symbol *sym;
     int k;
@@ -258,8 +273,10 @@ static void access_read(void *ctx, Expr *e) {
     AccCtx *A = ctx;
     Symbol *s = e->field.sym;
     const int *h = A->stmt->horizontal_extent, *o = e->field.off;
+    if (!s->written) s->read_before_write = true;
     s->read = true;
     if (e->field.kexpr) A->st->has_variable_k = true;
+    else gt4py_kbound(A->in, s, o[2]);
     /* A variable K offset's range is only known at run time; the call checks it. */
     int k = e->field.kexpr ? 0 : o[2];
     widen_access(A, s, o, k);
@@ -286,6 +303,7 @@ static void access_stmt(AccCtx *A, Stmt *s) {
         int koff = s->assign.kexpr ? 0 : s->assign.koff;
         widen_access(A, t, zero, koff);
         kaccess(A, t->slot, koff);
+        if (!s->assign.kexpr) gt4py_kbound(A->in, t, koff);
     } else if (s->kind == S_WHILE) {
         expr_visit_fields(s->while_.cond, access_read, A);
         for (int i = 0; i < s->while_.body.n; i++) access_stmt(A, s->while_.body.items[i]);
@@ -312,13 +330,14 @@ static bool access_pass(Stencil *st) {
         free(khi);
         return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     }
-    AccCtx A = {st, NULL, NULL, POLICY_PARALLEL, klo, khi};
+    AccCtx A = {st, NULL, NULL, POLICY_PARALLEL, klo, khi, NULL};
     bool ok = true;
     for (int c = 0; c < st->ncomps && ok; c++) {
         Computation *comp = &st->comps[c];
         A.policy = comp->policy;
         for (int i = 0; i < comp->nintervals && ok; i++) {
             Interval *in = &comp->intervals[i];
+            A.in = in;
             for (int s = 0; s < n; s++) klo[s] = 1, khi[s] = 0;
             for (int k = 0; k < in->body.n; k++) {
                 A.boxed = NULL;
@@ -403,6 +422,7 @@ static bool writes_argument(const Stmt *s) {
 
 static void reset_symbol_facts(Symbol *s) {
     s->read = s->written = s->has_access = s->kread_parallel = false;
+    s->read_before_write = s->kbound_set[0] = s->kbound_set[1] = false;
     s->first_write_line = 0;
     memset(&s->access, 0, sizeof s->access);
     memset(s->reach_lo, 0, sizeof s->reach_lo);

@@ -258,6 +258,8 @@ static void count_reads(const StmtList *l, int *reads) {
         expr_visit_fields(s->guard, count_read, reads);
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, count_read, reads);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, count_read, reads);
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, count_read, reads);
             count_reads(&s->while_.body, reads);

@@ -49,6 +49,8 @@ static void check_list(ColumnCtx *C, const StmtList *l) {
         expr_visit_fields(s->guard, check_read, C);
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, check_read, C);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, check_read, C);
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, check_read, C);
             check_list(C, &s->while_.body);
@@ -89,6 +91,8 @@ static void note_list(LocalCtx *L, const StmtList *l) {
         expr_visit_fields(s->guard, note_read, L);
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, note_read, L);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, note_read, L);
             note_access(L, s->assign.target);
             int size = dtype_size(s->assign.target->dtype);
             if (L->here >= 0 && size > L->widest) L->widest = size;

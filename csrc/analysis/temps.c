@@ -67,6 +67,8 @@ static void facts(Temps *T, const StmtList *l) {
         switch (s->kind) {
         case S_ASSIGN: {
             expr_visit_fields(s->assign.value, fact_read, T);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, fact_read, T);
             const Symbol *t = s->assign.target;
             if (!is_user_temp(t)) break;
             TempUse *u = &T->use[t->index];
@@ -250,6 +252,8 @@ static bool path(Temps *T, const StmtList *l) {
         switch (s->kind) {
         case S_ASSIGN:
             expr_visit_fields(s->assign.value, path_read, T);
+            /* a write's variable K offset reads too (temporaries: a checked level) */
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, path_read, T);
             if (is_user_temp(s->assign.target)) T->state[s->assign.target->index] = SET;
             break;
         case S_IF:

@@ -371,8 +371,17 @@ static bool type_assign(Stencil *st, Stmt *s, bool final) {
                           "K offset",
                           t->name);
     st->has_variable_k = true;
-    return (s->assign.kexpr = coerce(st, k, DT_INT64)) != NULL &&
-           check_koffset_sources(st, s->assign.kexpr, "the variable K offset of a write");
+    if ((s->assign.kexpr = coerce(st, k, DT_INT64)) == NULL) return false;
+    KSources src = {st, NULL};
+    expr_visit_fields(s->assign.kexpr, koffset_source, &src);
+    if (src.bad == NULL) return true;
+    /* computed from values the stencil writes: the call cannot evaluate it beforehand, so the
+     * kernel checks each level written (a level outside the domain fails the call, which
+     * restores the arrays); the target must then hold every level of the domain */
+    s->assign.kchecked = true;
+    t->kread_checked = true;
+    st->has_checked_k = true;
+    return true;
 }
 
 static bool type_cond(Stencil *st, Expr **cond) {

@@ -761,9 +761,9 @@ bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, i
     if (!ok) return false;
     if (line) {
         PyErr_Format(PyExc_ValueError,
-                     "the K level read on line %lld, computed from values the stencil writes, "
-                     "is outside the compute domain's %lld levels; the call was undone (every "
-                     "array it wrote was restored)",
+                     "the K level read or written on line %lld, computed from values the "
+                     "stencil writes, is outside the compute domain's %lld levels; the call was "
+                     "undone (every array it wrote was restored)",
                      (long long)line, (long long)nk);
         return false;
     }

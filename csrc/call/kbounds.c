@@ -621,6 +621,7 @@ static void check_stmts(KCtx *c, const StmtList *l) {
                           .col = s->col};
                 w.field.sym = s->assign.target;
                 w.field.kexpr = s->assign.kexpr;
+                w.field.kchecked = s->assign.kchecked; /* then the kernel checks it */
                 expr_visit_fields(s->assign.kexpr, visit_access, c);
                 c->writing = true;
                 visit_access(c, &w);

@@ -142,10 +142,12 @@ static PyObject *export_stmt(const Stmt *s) {
     if (s->kind == S_ASSIGN) {
         PyObject *di = data_index(s->assign.ndi, s->assign.data_index);
         PyObject *v = di ? export_expr(s->assign.value) : NULL;
-        /* koff: an int, or the expression of a variable K offset */
+        /* koff: an int, or the expression of a variable K offset; a checked one (kchecked) is
+         * ("kchecked", line, expr) */
         PyObject *koff = v == NULL ? NULL
                          : s->assign.kexpr ? export_expr(s->assign.kexpr)
                                            : PyLong_FromLong(s->assign.koff);
+        if (koff && s->assign.kchecked) koff = Py_BuildValue("(siN)", "kchecked", s->line, koff);
         if (koff == NULL) {
             Py_XDECREF(v);
             Py_XDECREF(di);

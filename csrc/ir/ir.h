@@ -87,6 +87,14 @@ typedef struct Symbol {
     /* fields: read at a K level the kernel checks (kchecked): the array must hold every level
      * of the compute domain */
     bool kread_checked;
+    /* GT4Py's field_info facts, reported and read by no backend (extents.c): whether a read
+     * comes before the first write in program order (READ_WRITE rather than WRITE), and the K
+     * boundary per side (0: below, 1: above): the most levels beyond the domain that an access
+     * at a constant K offset reaches inside an interval anchored on that side; negative when
+     * the accesses stay that far inside (kbound_set[side] false: no such access, boundary 0) */
+    bool read_before_write;
+    bool kbound_set[2];
+    int kbound[2];
     /* analysed (schedule.c), temporaries: every access lies in one column group, at zero
      * horizontal offset, so a column's values die with its sweep and the buffer needs only
      * the columns of one bundle (lane-major: the lanes of a level are adjacent) */
@@ -221,9 +229,12 @@ struct Stmt {
         struct {
             Symbol *target;
             int koff;
-            /* a variable K offset of the write (an int expr of scalars and of fields the
-             * stencil does not write; the call checks the levels before running), or NULL */
+            /* a variable K offset of the write, or NULL: an int expr of scalars and of fields
+             * the stencil does not write (the call checks the levels before running), or, when
+             * kchecked, of values the stencil writes (temporaries, written fields): the kernel
+             * checks each level written, as for kchecked reads (types.c) */
             Expr *kexpr;
+            bool kchecked;
             int ndi;
             int data_index[GT_MAX_DATA_DIMS];
             Expr *value;

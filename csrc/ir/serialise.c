@@ -137,7 +137,7 @@ static void stmt(Ser *S, const Stmt *s) {
     switch (s->kind) {
     case S_ASSIGN:
         sym_ref(S, s->assign.target);
-        sb_printf(o, " %d ", s->assign.koff);
+        sb_printf(o, " %d%s ", s->assign.koff, s->assign.kchecked ? "!" : "");
         opt_expr(S, s->assign.kexpr);
         sb_puts(o, " ");
         ints(S, s->assign.ndi, s->assign.data_index);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any
 
 import numpy as np
@@ -384,10 +385,10 @@ class _Expressions:
             if isinstance(index, ast.Slice):
                 raise scope.error(GTScriptSyntaxError, _EXPRESSION_HINTS[ast.Slice], index)
         if any(
-            isinstance(sub, ast.Name) and self.axis_of_name(scope, sub.id) is not None
+            isinstance(sub, (ast.Name, ast.Attribute)) and self.axis_of_node(scope, sub) is not None
             for index in indices
             for sub in ast.walk(index)
-        ):  # (qualified axes, gtscript.I - 1, are not GT4Py's shorthand either)
+        ):  # the axis shorthand, with bare (I - 1) or qualified (gtscript.I - 1) axes
             return self.axis_offsets(scope, node, indices, axes)
         if len(indices) not in (3, len(axes)):
             raise scope.error(
@@ -424,7 +425,8 @@ class _Expressions:
         shifts: dict[str, int] = {}
         for index in indices:
             value = self.compile_time_value(
-                scope, index, "an axis offset such as I - 1", override=shifted
+                scope, self.qualified_axes_named(scope, index, shifted),
+                "an axis offset such as I - 1", override=shifted
             )
             if isinstance(value, lang.Axis):
                 value = _ShiftedAxis(value.name, 0)
@@ -453,6 +455,22 @@ class _Expressions:
                 )
             shifts[value.axis] = value.shift
         return (shifts.get("I", 0), shifts.get("J", 0), shifts.get("K", 0))
+
+    def qualified_axes_named(self, scope: _Scope, index: ast.expr, shifted: dict) -> ast.expr:
+        """``index`` with each qualified axis (``gtscript.I``, ``gs.K``) replaced by a name
+        that ``shifted`` maps to the axis, so that it shifts like a bare ``I``."""
+        outer = self
+
+        class _Rename(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+                axis = outer.axis_of_node(scope, node)
+                if axis is None:
+                    return self.generic_visit(node)
+                name = f"__gtscript_axis_{axis}__"
+                shifted[name] = _ShiftedAxis(axis, 0)
+                return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+        return _Rename().visit(copy.deepcopy(index))
 
     def compose(self, scope: _Scope, node: ast.AST, binding: tuple, offsets: tuple) -> tuple:
         """Index a gtscript function's parameter: offsets add to those of the argument."""

@@ -18,6 +18,9 @@ from .syntax import _POLICIES, _construct_name, _int_value, _is_call_to
 from .vectors import unroll_vectors
 
 
+_INT_DTYPES = ("int8", "int16", "int32", "int64")
+
+
 class _Structure:
     """The translator's methods for the structure of a stencil: computations, intervals and horizontal regions."""
 
@@ -215,9 +218,24 @@ class _Structure:
         return name
 
     def interval(self, scope: _Scope, call: ast.Call, body: list[ast.stmt]) -> tuple:
-        """``("interval", line, col, start, end, stmts)``."""
+        """``("interval", line, col, start, end, stmts)``. A bound given by an IJ field (GT4Py:
+        per column, ``interval(0, top)`` is levels ``[0, top[i, j])``) becomes the domain's
+        end on its side, and the statements are guarded by the level index ``K`` compared
+        with the field: no new node, so every backend runs it as the conditional it is."""
         start, end = self.interval_bounds(scope, call)
-        return ("interval", *scope.position(call), start, end, self.statements(scope, body))
+        stmts = self.statements(scope, body)
+        pos = scope.position(call)
+        guards = []
+        for bound, is_end in ((start, False), (end, True)):
+            if len(bound) == 4 and bound[3] == "field":
+                level = ("binop", *pos, "+", ("name", *pos, bound[2]), ("const", *pos, bound[1]))
+                guards.append(("cmp", *pos, "<" if is_end else ">=", ("kindex", *pos), level))
+        if guards:
+            start = (0, 0) if len(start) == 4 else start
+            end = (1, 0) if len(end) == 4 else end
+            cond = guards[0] if len(guards) == 1 else ("boolop", *pos, "and", guards)
+            stmts = [("if", *pos, cond, stmts, [])]
+        return ("interval", *pos, start, end, stmts)
 
     def interval_bounds(self, scope: _Scope, call: ast.Call) -> tuple[tuple, tuple]:
         """The (level, offset) bounds of ``interval(...)`` / ``interval(start, end)``:
@@ -258,7 +276,8 @@ class _Structure:
                 )
             bounds.append((0, offset) if offset >= 0 else (1, offset))
         start, end = bounds
-        if start[0] == end[0] and start[2:] == end[2:] and start[1] >= end[1]:
+        if len(start) < 4 and len(end) < 4 and start[0] == end[0] and start[2:] == end[2:] \
+                and start[1] >= end[1]:
             raise scope.error(
                 GTScriptSemanticError,
                 f"empty interval: `{ast.unparse(call)}` contains no level",
@@ -299,14 +318,17 @@ class _Structure:
                 name_node,
             )
         if param[0] == "field":
-            raise scope.error(
-                GTScriptSyntaxError,
-                f"interval bound {name_node.id!r} is a field: a run-time bound must be an "
-                f"integer scalar parameter (GT4Py's frontend accepts an IJ field here, but "
-                f"none of its compiled backends runs it)",
-                name_node,
-            )
-        if param[2] not in ("int8", "int16", "int32", "int64"):
+            # ("field", name, dtype, axes, data_dims)
+            if param[3] != "IJ" or param[4] or param[2] not in _INT_DTYPES:
+                raise scope.error(
+                    GTScriptSyntaxError,
+                    f"interval bound {name_node.id!r} is a field of axes {param[3] or '()'} and "
+                    f"dtype {param[2]}: a field bound must be an integer IJ field (one level per "
+                    f"column) without data dimensions",
+                    name_node,
+                )
+            return (0, offset, name_node.id, "field")
+        if param[2] not in _INT_DTYPES:
             raise scope.error(
                 GTScriptSyntaxError,
                 f"interval bound {name_node.id!r} is a {param[2]} scalar: a run-time bound must "

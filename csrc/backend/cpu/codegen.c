@@ -490,8 +490,9 @@ void cg_emit_point(CG *g, const Stmt *s) {
         LLVMValueRef v = cg_emit_expr(g, s->assign.value);
         if (g->ncarry) cg_carry_write(g, t, v);
         int off[3] = {0, 0, s->assign.koff};
-        LLVMValueRef kidx = NULL; /* a variable K offset, checked by the call */
+        LLVMValueRef kidx = NULL; /* a variable K offset, checked by the call or (kchecked) here */
         if (s->assign.kexpr) kidx = LLVMBuildAdd(b, g->k, cg_emit_expr(g, s->assign.kexpr), "");
+        if (s->assign.kchecked) kidx = checked_level(g, kidx, s->line);
         LLVMValueRef addr = address(g, t, off, kidx, s->assign.ndi, s->assign.data_index);
         store_mem(g, t->dtype, v, addr);
     } else if (s->kind == S_WHILE) {

@@ -338,7 +338,17 @@ static void point_assign(W *w, const Stmt *s) {
     } else {
         StrBuf addr = {0}, kx = {0};
         int off[3] = {0, 0, s->assign.koff};
-        if (s->assign.kexpr) { /* a variable K offset, checked by the call */
+        if (s->assign.kexpr && s->assign.kchecked) {
+            /* computed from values the stencil writes: the level is checked here, as a
+             * checked read's (the K term is the checked level less k) */
+            ExprWriter x = writer(w);
+            StrBuf lv = {0};
+            sb_printf(&lv, "%s + (long long)", w->k);
+            cuda_expr(&x, &lv, s->assign.kexpr);
+            sb_printf(&kx, "(gt_klevel(%s, %s, %s, gt_scalars + %d, %d) - %s)", lv.data ? lv.data : "0",
+                      nk(w), w->k, 8 * w->st->nscalars, s->line > 0 ? s->line : 1, w->k);
+            sb_free(&lv);
+        } else if (s->assign.kexpr) { /* a variable K offset, checked by the call */
             ExprWriter x = writer(w);
             sb_puts(&kx, "(long long)");
             cuda_expr(&x, &kx, s->assign.kexpr);
