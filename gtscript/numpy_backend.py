@@ -123,6 +123,8 @@ _CALLS = {
     "round_away_from_zero": _round_away_from_zero,
     # a run-time data index: its value (the call checked its range before running)
     "__data_index": lambda index, size: index,
+    # an IJ field's level as an interval bound: its value (the call checked it is in [0, nk])
+    "__level_bound": lambda level: level,
 }
 
 

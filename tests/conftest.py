@@ -106,7 +106,11 @@ class FieldMaker:
             arr = big[::2, 1::3, ::2]
             arr[...] = values
         elif layout == "kij":
-            arr = np.ascontiguousarray(np.moveaxis(values, 2, 0)).transpose(1, 2, 0)
+            # np.array(..., copy=True), not np.ascontiguousarray: for values that are already
+            # kij-ordered the moved view is C-contiguous and ascontiguousarray would return it,
+            # so the "new" array would be `values` itself and a call writing it would change
+            # the caller's reference data.
+            arr = np.array(np.moveaxis(values, 2, 0), order="C", copy=True).transpose(1, 2, 0)
         else:
             raise ValueError(f"unknown layout {layout!r}")
         assert arr.shape == shape and arr.dtype == values.dtype
@@ -115,6 +119,7 @@ class FieldMaker:
             assert not arr.flags.c_contiguous and not arr.flags.f_contiguous
         if layout == "kij":
             assert arr.strides[1] == arr.itemsize and not arr.flags.c_contiguous
+        assert not np.shares_memory(arr, values), "as_layout must return a new array"
         return arr
 
     # ----------------------------------------------------------------------------- makers

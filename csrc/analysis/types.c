@@ -172,6 +172,18 @@ static bool infer_call(Stencil *st, Expr *e) {
             if (!(e->call.args[a] = coerce(st, e->call.args[a], DT_INT64))) return false;
         return check_koffset_sources(st, e->call.args[0], "a run-time data index");
     }
+    if (e->call.fn == FN_LEVEL_BOUND) {
+        /* an int64 level read from an IJ field the call checks before running */
+        const Expr *l = e->call.args[0];
+        if (!dtype_is_int(l->type))
+            return diag_error(st, DIAG_SEMANTIC, l->line, l->col,
+                              "an interval bound must be an integer, not %s", dtype_name(l->type));
+        st->has_level_bound = true;
+        e->type = DT_INT64;
+        e->weak = false;
+        if (!(e->call.args[0] = coerce(st, e->call.args[0], DT_INT64))) return false;
+        return check_koffset_sources(st, e->call.args[0], "an interval bound");
+    }
     TypeInfo t = info(e->call.args[0]);
     for (int i = 1; i < e->call.nargs; i++) t = promote(t, info(e->call.args[i]));
     switch (e->call.fn) {

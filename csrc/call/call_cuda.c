@@ -519,10 +519,11 @@ static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs
     for (int c = 0; c < m->st->ncomps; c++)
         for (int i = 0; i < m->st->comps[c].nintervals; i++)
             if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body) ||
-                m->st->data_index_reads_fields) {
+                m->st->data_index_reads_fields || m->st->has_level_bound) {
                 PyErr_Format(PyExc_ValueError,
                              "stencil '%s' reads fields at variable K offsets, absolute K indices "
-                             "(.at(K=...)) or data indices computed from fields, which are checked against "
+                             "(.at(K=...)), data indices computed from fields or IJ fields as interval bounds, "
+                             "which are checked against "
                              "the arrays on the host: pass NumPy arrays, or GPU arrays with validate_args=False",
                              m->st->name);
                 return false;

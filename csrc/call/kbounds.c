@@ -567,7 +567,59 @@ static bool check_index_box(KCtx *c, const Expr *call, const Box *box) {
     return ok;
 }
 
-/* Every __data_index call of an expression, checked in every box of c->stmt. */
+static void first_field(void *ctx, Expr *e) {
+    const Expr **first = ctx;
+    if (*first == NULL) *first = e;
+}
+
+/* Checks one interval bound given by an IJ field (__level_bound(level)) of c->stmt in every
+ * column of one horizontal box where the statement runs: 0 <= level <= nk, or the interval
+ * would silently run on fewer levels than the field asks for. */
+static bool check_level_box(KCtx *c, const Expr *call, const Box *box) {
+    int64_t lo[2], hi[2];
+    if (!stmt_points(c, box, lo, hi)) return true;
+    const Expr *level = call->call.args[0], *field = NULL;
+    expr_visit_fields((Expr *)level, first_field, &field);
+    /* two values per node of the deepest expression, as veval needs for one level */
+    Val *kv = malloc(sizeof(Val) * (size_t)(2 * (depth(level) > depth(field) ? depth(level) : depth(field)) + 3));
+    if (kv == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    bool ok = true;
+    int64_t nk = c->domain[2];
+    for (int64_t i = lo[0]; ok && i < hi[0]; i++)
+        for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
+            Col col = {i, j, c->ks, 1}; /* an IJ field: the same on every level */
+            if (!(ok = veval(c, level, col, kv, kv + 1))) break;
+            if (kv[0].i >= 0 && kv[0].i <= nk) continue;
+            int64_t lv = kv[0].i;
+            ok = false;
+            if (field == NULL) { /* the frontend always bounds by a field; be safe anyway */
+                PyErr_Format(PyExc_ValueError,
+                             "the interval bound on line %d is level %lld in column (%lld, %lld) of "
+                             "the domain, outside its levels [0, %lld]",
+                             call->line, (long long)lv, (long long)i, (long long)j, (long long)nk);
+                break;
+            }
+            if (!veval(c, field, col, kv, kv + 1)) break;
+            char value[64];
+            if (dtype_is_float(field->type)) snprintf(value, sizeof value, "%g", kv[0].f);
+            else snprintf(value, sizeof value, "%lld", (long long)kv[0].i);
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s': the interval bound on line %d is level %lld in column "
+                         "(%lld, %lld) of the domain ('%s' there is %s), outside the domain's "
+                         "levels [0, %lld]: the interval would silently run on fewer levels than "
+                         "asked for",
+                         field->field.sym->name, call->line, (long long)lv, (long long)i,
+                         (long long)j, field->field.sym->name, value, (long long)nk);
+        }
+    free(kv);
+    return ok;
+}
+
+/* Every __data_index and __level_bound call of an expression, checked in every box of
+ * c->stmt. */
 static void visit_indices(KCtx *c, const Expr *e) {
     if (e == NULL || c->failed) return;
     switch (e->kind) {
@@ -586,10 +638,13 @@ static void visit_indices(KCtx *c, const Expr *e) {
         break;
     case E_CALL:
         for (int i = 0; i < e->call.nargs; i++) visit_indices(c, e->call.args[i]);
-        if (e->call.fn == FN_DATA_INDEX) {
+        if (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND) {
             const Stmt *s = c->stmt;
-            for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++)
-                if (!check_index_box(c, e, s->nboxes ? &s->boxes[b] : NULL)) c->failed = true;
+            for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++) {
+                const Box *box = s->nboxes ? &s->boxes[b] : NULL;
+                if (!(e->call.fn == FN_DATA_INDEX ? check_index_box(c, e, box) : check_level_box(c, e, box)))
+                    c->failed = true;
+            }
         }
         break;
     case E_CAST: visit_indices(c, e->cast); break;
@@ -611,10 +666,10 @@ static void check_stmts(KCtx *c, const StmtList *l) {
         Stmt *s = l->items[i];
         c->stmt = s;
         expr_visit_fields(s->guard, visit_access, c);
-        if (c->st->has_data_index) visit_indices(c, s->guard);
+        if (c->st->has_data_index || c->st->has_level_bound) visit_indices(c, s->guard);
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, visit_access, c);
-            if (c->st->has_data_index) visit_indices(c, s->assign.value);
+            if (c->st->has_data_index || c->st->has_level_bound) visit_indices(c, s->assign.value);
             if (s->assign.kexpr) {
                 /* a write at a variable K offset: checked as a read of the target there */
                 Expr w = {.kind = E_FIELD, .type = s->assign.target->dtype, .line = s->line,
@@ -629,7 +684,7 @@ static void check_stmts(KCtx *c, const StmtList *l) {
             }
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_access, c);
-            if (c->st->has_data_index) visit_indices(c, s->while_.cond);
+            if (c->st->has_data_index || c->st->has_level_bound) visit_indices(c, s->while_.cond);
             check_stmts(c, &s->while_.body);
         }
     }
@@ -666,7 +721,7 @@ bad:
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
                    const int64_t *domain, const int64_t *kvals) {
     if (domain[0] == 0 || domain[1] == 0 || domain[2] == 0) return true;
-    if (!st->has_variable_k && !st->has_data_index) return true;
+    if (!st->has_variable_k && !st->has_data_index && !st->has_level_bound) return true;
     Val *scalars = calloc((size_t)st->nscalars + 1, sizeof *scalars);
     if (scalars == NULL) {
         PyErr_NoMemory();

@@ -55,6 +55,7 @@ static const struct {
     [FN_CBRT] = {"cbrt", 1},       [FN_ROUND] = {"round", 1},
     [FN_ROUND_AWAY] = {"round_away_from_zero", 1},
     [FN_DATA_INDEX] = {"__data_index", 2},
+    [FN_LEVEL_BOUND] = {"__level_bound", 1},
 };
 
 const char *builtin_name(Builtin fn) { return BUILTINS[fn].name; }

@@ -131,7 +131,12 @@ typedef enum {
     /* __data_index(i, n): the run-time data index i of a dimension of size n; its value is i,
      * and the call checks 0 <= i < n wherever the statement runs (call/kbounds.c). The
      * frontend writes it for f[0, 0, 0][i]; users cannot call it. */
-    FN_DATA_INDEX, FN_COUNT
+    FN_DATA_INDEX,
+    /* __level_bound(level): a level given by an IJ field as an interval bound (the frontend
+     * writes it for interval(0, top)); its value is level, and the call checks
+     * 0 <= level <= nk wherever the statement runs (call/kbounds.c), so that no column is
+     * silently cut at the domain's edge. */
+    FN_LEVEL_BOUND, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);
@@ -329,6 +334,8 @@ typedef struct Stencil {
     /* some expression has a run-time data index (FN_DATA_INDEX): the call checks its range;
      * data_index_reads_fields: some such index is computed from fields (read on the host) */
     bool has_data_index, data_index_reads_fields;
+    /* some interval is bounded by an IJ field (FN_LEVEL_BOUND): the call checks its values */
+    bool has_level_bound;
     /* some read has a kchecked K index: calls keep a copy of the written arrays, and restore
      * them and raise when the kernel reports a level outside the domain */
     bool has_checked_k;

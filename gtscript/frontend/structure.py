@@ -229,6 +229,9 @@ class _Structure:
         for bound, is_end in ((start, False), (end, True)):
             if len(bound) == 4 and bound[3] == "field":
                 level = ("binop", *pos, "+", ("name", *pos, bound[2]), ("const", *pos, bound[1]))
+                # the call checks the level is one of the domain's (0 <= level <= nk) before
+                # anything runs: a column is never silently cut at the domain's edge
+                level = ("call", *pos, "__level_bound", [level])
                 guards.append(("cmp", *pos, "<" if is_end else ">=", ("kindex", *pos), level))
         if guards:
             start = (0, 0) if len(start) == 4 else start

@@ -326,6 +326,7 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];
     case FN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, a[0], a[0], "");
     case FN_DATA_INDEX: return a[0]; /* checked by the call before the kernel runs */
+    case FN_LEVEL_BOUND: return a[0]; /* checked by the call before the kernel runs */
     case FN_ISINF:
     case FN_ISFINITE: {
         LLVMValueRef m = intrinsic(g, "llvm.fabs", t, a, 1);

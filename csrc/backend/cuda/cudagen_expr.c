@@ -213,6 +213,7 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
         sb_puts(sb, ")");
         return;
     case FN_DATA_INDEX: /* checked by the call before the kernel runs */
+    case FN_LEVEL_BOUND:
         emit(x, sb, a);
         return;
     case FN_ISINF: snprintf(fn, sizeof fn, "gt_isinf_%s", sfx(t)); break;
