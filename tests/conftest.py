@@ -38,9 +38,17 @@ def pytest_configure(config):
     config._gtscript_saved_cache_dir = os.environ.get("GTSCRIPT_CACHE_DIR")
     config._gtscript_cache_dir = tempfile.mkdtemp(prefix="gtscript-test-cache-")  # mode 0700
     os.environ["GTSCRIPT_CACHE_DIR"] = config._gtscript_cache_dir
+    # GT4Py, the differential oracle of the conformance tests, writes the code it generates
+    # under GT_CACHE_ROOT (default: a .gt_cache folder in the working directory), read once
+    # when gt4py is imported: point it at a private directory before any test module imports it
+    config._gt4py_cache_dir = tempfile.mkdtemp(prefix="gt4py-test-cache-")
+    os.environ["GT_CACHE_ROOT"] = config._gt4py_cache_dir
 
 
 def pytest_unconfigure(config):
+    gt4py_dir = getattr(config, "_gt4py_cache_dir", None)
+    if gt4py_dir is not None:
+        shutil.rmtree(gt4py_dir, ignore_errors=True)
     path = getattr(config, "_gtscript_cache_dir", None)
     if path is None:
         return
