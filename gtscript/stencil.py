@@ -56,10 +56,29 @@ def _memory_limit() -> int:
     return int(value) if value.isdigit() else 256
 
 
+class _CallSignature:
+    """``stencil.__signature__`` (what ``inspect.signature`` shows), made at first use: it
+    costs as much as a disk hit's lookup, and most stencils are never inspected."""
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return None  # the class: inspect then looks at __call__
+        signature = obj.__dict__.get("_signature_cache")
+        if signature is None:
+            definition = obj.__dict__.get("definition")
+            if definition is None:
+                raise AttributeError("__signature__")
+            signature = obj.__dict__["_signature_cache"] = _call_signature(definition,
+                                                                           obj.backend)
+        return signature
+
+
 class Stencil(_core.Module):
     """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
     ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
     ``constants``, ``backend`` and ``definition_func``."""
+
+    __signature__ = _CallSignature()
 
     @property
     def field_info(self) -> dict[str, FieldInfo]:
@@ -428,7 +447,6 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.dtypes = dtypes
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
-    module.__signature__ = _call_signature(definition, backend)
     module.index = index
     with _memory_lock:
         _memory_cache.pop(key, None)
