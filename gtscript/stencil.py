@@ -394,7 +394,7 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
         # "pre-key": the decorator found the very stencil object (docs/caching.md)
         module_source=source if source == "pre-key" else core["module_source"],
         # "hit": the definition tree came from the disk index, the frontend did not run
-        index=getattr(module, "index", "miss") if fresh else "pre-key",
+        index=getattr(module, "_index_result", "miss") if fresh else "pre-key",
         backend=core["backend"],
         cache_key=core["cache_key"],
     )
@@ -447,7 +447,7 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.dtypes = dtypes
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
-    module.index = index
+    module._index_result = index
     with _memory_lock:
         _memory_cache.pop(key, None)
         _memory_cache[key] = module
