@@ -468,8 +468,8 @@ def _from_index(index_key: str, backend: str, code_options: dict):
     cache_key, tree = found
     try:
         module = _module_from_tree(tree, backend, code_options, say_warnings=False)
-    except Exception:  # a tree this core rejects: lower the definition again
-        return None
+    except (SyntaxError, TypeError, ValueError, RuntimeError):
+        return None  # a tree this core rejects: lower the definition again (its errors then)
     if module.cache_key != cache_key:
         return None
     _reissue(module.build_warnings)
