@@ -19,7 +19,11 @@ Environment:
 
 from __future__ import annotations
 
-from . import _core
+# The core's disk level reads each entry's metadata with the json module: imported with the
+# package, so that the first disk hit of a process does not pay for importing it (~3 ms).
+import json  # noqa: F401
+
+from . import _core, _index
 from .stencil import _memory_cache, _memory_lock
 
 
@@ -46,6 +50,7 @@ def clear() -> int:
     removed."""
     with _memory_lock:
         _memory_cache.clear()
+    _index.clear()
     return _core.cache_clear()
 
 

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from . import _core, frontend, lang, numpy_backend
+from . import _core, _index, frontend, lang, numpy_backend
 from .errors import (
     GT4PyCompatibilityWarning,
     GTScriptDefinitionError,
@@ -56,10 +56,29 @@ def _memory_limit() -> int:
     return int(value) if value.isdigit() else 256
 
 
+class _CallSignature:
+    """``stencil.__signature__`` (what ``inspect.signature`` shows), made at first use: it
+    costs as much as a disk hit's lookup, and most stencils are never inspected."""
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return None  # the class: inspect then looks at __call__
+        signature = obj.__dict__.get("_signature_cache")
+        if signature is None:
+            definition = obj.__dict__.get("definition")
+            if definition is None:
+                raise AttributeError("__signature__")
+            signature = obj.__dict__["_signature_cache"] = _call_signature(definition,
+                                                                           obj.backend)
+        return signature
+
+
 class Stencil(_core.Module):
     """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
     ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
     ``constants``, ``backend`` and ``definition_func``."""
+
+    __signature__ = _CallSignature()
 
     @property
     def field_info(self) -> dict[str, FieldInfo]:
@@ -374,6 +393,8 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
         build_time=time.perf_counter() - start,  # everything, this call
         # "pre-key": the decorator found the very stencil object (docs/caching.md)
         module_source=source if source == "pre-key" else core["module_source"],
+        # "hit": the definition tree came from the disk index, the frontend did not run
+        index=getattr(module, "_index_result", "miss") if fresh else "pre-key",
         backend=core["backend"],
         cache_key=core["cache_key"],
     )
@@ -405,17 +426,28 @@ def _build(definition, backend, externals, rebuild, name, options):
             _reissue(cached.build_warnings)
             _fill_build_info(build_info, cached, 0.0, start, "pre-key")
             return cached
-    tree = frontend.parse_definition(definition, externals, dtypes)
-    if name:
-        tree["name"] = name
-    parse_time = time.perf_counter() - start
-    module = _module_from_tree(tree, backend, code_options, rebuild)
+    # The disk index (gtscript/_index.py): the definition's place enters too, so that the
+    # tree's source positions (warnings, errors at call time) are this definition's.
+    code = definition.__code__
+    index_key = _index.pre_key(key, code.co_filename, code.co_firstlineno)
+    module = None if rebuild else _from_index(index_key, backend, code_options)
+    index = "hit" if module is not None else "miss"
+    if module is None:
+        tree = frontend.parse_definition(definition, externals, dtypes)
+        if name:
+            tree["name"] = name
+        parse_time = time.perf_counter() - start
+        module = _module_from_tree(tree, backend, code_options, rebuild)
+        if module.cache_key:
+            _index.store(index_key, module.cache_key, tree)
+    else:
+        parse_time = 0.0
     module.definition = definition
     module.externals = externals
     module.dtypes = dtypes
     module.__doc__ = definition.__doc__
     module.__wrapped__ = definition
-    module.__signature__ = _call_signature(definition, backend)
+    module._index_result = index
     with _memory_lock:
         _memory_cache.pop(key, None)
         _memory_cache[key] = module
@@ -423,6 +455,24 @@ def _build(definition, backend, externals, rebuild, name, options):
         while len(_memory_cache) > limit:  # the least recently used go (their code with them)
             del _memory_cache[next(iter(_memory_cache))]
     _fill_build_info(build_info, module, parse_time, start, "build")
+    return module
+
+
+def _from_index(index_key: str, backend: str, code_options: dict):
+    """The stencil from the definition tree the disk index holds for ``index_key``, or None
+    (no entry, or the core computes another key from it than the one stored: the normal
+    path decides then)."""
+    found = _index.load(index_key)
+    if found is None:
+        return None
+    cache_key, tree = found
+    try:
+        module = _module_from_tree(tree, backend, code_options, say_warnings=False)
+    except (SyntaxError, TypeError, ValueError, RuntimeError):
+        return None  # a tree this core rejects: lower the definition again (its errors then)
+    if module.cache_key != cache_key:
+        return None
+    _reissue(module.build_warnings)
     return module
 
 

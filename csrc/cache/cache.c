@@ -90,6 +90,24 @@ static PyObject *cache_info(PyObject *self, PyObject *unused) {
     return r;
 }
 
+/* The checked cache directory as an open descriptor the caller owns (None when it is absent,
+ * or cannot be created, and `create` asks for it): the decorator's pre-key index
+ * (gtscript/_index.py) reads and writes its files relative to it, under the same rules as
+ * the entries. */
+static PyObject *cache_dir_fd(PyObject *self, PyObject *arg) {
+    int create = PyObject_IsTrue(arg);
+    if (create < 0) return NULL;
+    char *dir;
+    int dirfd;
+    CacheDirStatus s = cache_dir_prepare(create != 0, &dir, &dirfd);
+    if (s == CACHE_DIR_ERROR) return NULL;
+    free(dir);
+    if (s != CACHE_DIR_OK) Py_RETURN_NONE;
+    PyObject *r = PyLong_FromLong(dirfd);
+    if (r == NULL) close(dirfd);
+    return r;
+}
+
 static PyObject *cache_clear(PyObject *self, PyObject *unused) {
     cache_memory_clear();
     char *dir;
@@ -108,6 +126,8 @@ static PyObject *cache_clear(PyObject *self, PyObject *unused) {
 PyMethodDef cache_functions[] = {
     {"cache_path", cache_path, METH_NOARGS, "The disk cache directory (from the environment)."},
     {"cache_info", cache_info, METH_NOARGS, "Disk cache size and this process's hits and misses."},
+    {"cache_dir_fd", cache_dir_fd, METH_O,
+     "The checked disk cache directory, opened (a descriptor to close), or None."},
     {"cache_clear", cache_clear, METH_NOARGS,
      "Empty the memory table and remove every disk entry; returns how many entries went."},
     {NULL, NULL, 0, NULL},
