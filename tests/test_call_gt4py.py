@@ -17,7 +17,7 @@ import pytest
 import gtscript
 from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval
 from gtscript import storage
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 
 ALL_BACKENDS = ("cpu", "numpy", "cuda")
 
@@ -25,8 +25,7 @@ ALL_BACKENDS = ("cpu", "numpy", "cuda")
 def build(backend, definition, **kwargs):
     """A stencil on ``backend``; cuda runs on the host emulation (no GPU needed)."""
     if backend == "cuda":
-        if compiler() is None:
-            pytest.skip("no host C compiler for the cuda emulation")
+        require_compiler()
         return emulate(gtscript.stencil("cuda", definition, **kwargs))
     return gtscript.stencil(backend, definition, **kwargs)
 

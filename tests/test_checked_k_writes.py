@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
 from gtscript.errors import GTScriptSemanticError
 
@@ -19,8 +19,8 @@ NI, NJ, NK = 4, 5, 6
 
 
 def build(backend, definition):
-    if backend == "cuda" and compiler() is None:
-        pytest.skip("no host C compiler for the cuda emulation")
+    if backend == "cuda":
+        require_compiler()
     stencil = gtscript.stencil(backend, definition)
     return emulate(stencil) if backend == "cuda" else stencil
 

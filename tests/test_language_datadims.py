@@ -15,15 +15,14 @@ import pytest
 import gtscript
 from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, GlobalTable, computation, interval
 from gtscript.errors import GTScriptSemanticError, GTScriptSyntaxError
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 from test_language_helpers import check_construct
 
 SHAPE = (7, 6, 5)
 
 
 def cuda_run(defn, args, **call):
-    if compiler() is None:
-        pytest.skip("no host C compiler for the cuda emulation")
+    require_compiler()
     st = emulate(gtscript.stencil("cuda", defn), (3, 2))
     args = {k: np.array(v) for k, v in args.items()}
     st(**args, **call)

@@ -7,7 +7,7 @@ import pytest
 
 import gtscript
 import gtscript as gs
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 from gtscript import IJ, PARALLEL, Field, computation, interval
 from gtscript.errors import GTScriptSyntaxError
 
@@ -20,8 +20,8 @@ def qualified(a: Field[np.float64], ij: Field[IJ, np.float64], out: Field[np.flo
 
 @pytest.mark.parametrize("backend", ["cpu", "numpy", "cuda"])
 def test_qualified_axes_shift_like_bare_ones(fields, backend):
-    if backend == "cuda" and compiler() is None:
-        pytest.skip("no host C compiler for the cuda emulation")
+    if backend == "cuda":
+        require_compiler()
     stencil = gtscript.stencil(backend, qualified)
     if backend == "cuda":
         stencil = emulate(stencil)  # the generated CUDA source, run on the host

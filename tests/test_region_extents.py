@@ -13,7 +13,7 @@ import pytest
 
 import gtscript
 from gtscript import PARALLEL, Field, I, J, computation, horizontal, interval, region
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 
 SHAPE = (9, 8, 3)
 COMPILED = ("cpu", "numpy", "cuda")
@@ -21,8 +21,7 @@ COMPILED = ("cpu", "numpy", "cuda")
 
 def build(defn, backend):
     if backend == "cuda":
-        if compiler() is None:
-            pytest.skip("no host C compiler for the cuda emulation")
+        require_compiler()
         return emulate(gtscript.stencil("cuda", defn), (3, 2))
     return gtscript.stencil(backend, defn)
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval
 from gtscript.errors import GT4PyCompatibilityWarning
 from gtscript.info import AccessKind, Boundary, DomainInfo, FieldInfo, ParameterInfo
@@ -176,8 +176,7 @@ ALL_BACKENDS = ("cpu", "numpy", "cuda")
 def _build_and_call(backend, definition, arrays, **options):
     st = gtscript.stencil(backend, definition, **options)
     if backend == "cuda":
-        if compiler() is None:
-            pytest.skip("no host C compiler for the cuda emulation")
+        require_compiler()
         emulate(st)
     st(**arrays)
     return st
@@ -550,8 +549,7 @@ def test_pickle_by_tree_rebuilds_an_equal_stencil(backend, rng):
     a = rng.standard_normal((5, 3, 2))
     b1, b2 = np.zeros((4, 3, 2)), np.zeros((4, 3, 2))
     if backend == "cuda":
-        if compiler() is None:
-            pytest.skip("no host C compiler for the cuda emulation")
+        require_compiler()
         emulate(original), emulate(copy_)
     original(a, b1, w=2.0)
     copy_(a, b2, w=2.0)
