@@ -9,6 +9,7 @@
 #include "call/exec_info.h"
 #include "call/ibounds.h"
 #include "call/interrupt.h"
+#include "call/pool.h"
 #include "call/kbounds.h"
 
 #include "call/plan.h"
@@ -890,7 +891,13 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         goto done;
     }
     double t1 = call_now();
-    if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
+    /* A single tile cannot be stopped part-way: it runs without the SIGINT watch (a Ctrl-C
+     * is then seen by Python right after the call, as for any C function). */
+    if (plan->nti * plan->ntj <= 1) {
+        job.sigint_mark = interrupt_mark();
+        Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
+        Py_END_ALLOW_THREADS
+    } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
         call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;

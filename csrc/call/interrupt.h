@@ -2,7 +2,9 @@
  * Ctrl-C during a call. Kernels run with the GIL released, so Python's own SIGINT handling
  * (a flag that the interpreter looks at between bytecodes) cannot reach them. While a call
  * runs, a SIGINT handler chained in front of Python's counts the signals (an atomic counter:
- * async-signal-safe) and then calls Python's handler, which records the signal as usual. The
+ * async-signal-safe) and then calls Python's handler, which records the signal as usual (it
+ * is installed by the first call of several tiles and stays, checked at most every 100 ms,
+ * so that calls stay cheap: interrupt.c). The
  * tile loops compare the counter with the value they started from and stop taking tiles when
  * it moved; the caller then takes the GIL back and lets Python run its handler
  * (PyErr_CheckSignals): KeyboardInterrupt (or whatever the handler raises) ends the call,
@@ -19,7 +21,7 @@
 /* With the GIL held, before releasing it: starts watching (nested and concurrent calls share
  * one handler). Returns the counter's value to compare against. */
 unsigned long interrupt_arm(void);
-/* With the GIL held, after the kernels stopped: stops watching. */
+/* With the GIL held, after the kernels stopped: stops watching (the handler stays). */
 void interrupt_disarm(void);
 /* Has a SIGINT arrived since `mark`? Any thread, without the GIL. */
 bool interrupt_since(unsigned long mark);
