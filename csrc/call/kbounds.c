@@ -495,76 +495,78 @@ static bool stmt_points(const KCtx *c, const Box *box, int64_t lo[2], int64_t hi
     return lo[0] < hi[0] && lo[1] < hi[1];
 }
 
-/* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
-static bool check_box(KCtx *c, const Expr *e, const Box *box) {
+/* What one column's check sees: the point (i, j), the levels c->ks.. of the column, and the
+ * values of the checked expression there (one per level). */
+typedef bool (*ColumnCheck)(KCtx *c, const Expr *e, int64_t i, int64_t j, const Val *v, int64_t n);
+
+/* Evaluates `value` (part of `e`) over `nlevels` levels from c->ks in every column of one
+ * horizontal box where c->stmt runs, and hands each column's values to `check`; a value that
+ * reads no field is the same in every column, so one column decides. False at the first
+ * column refused (the check has set the error). */
+static bool each_column(KCtx *c, const Expr *e, const Expr *value, const Box *box, int64_t nlevels,
+                        ColumnCheck check) {
     int64_t lo[2], hi[2];
     if (!stmt_points(c, box, lo, hi)) return true;
-    /* An offset of scalars and constants is the same in every column: one column decides. */
     bool pointwise = false;
-    expr_visit_fields(e->field.kexpr, mark_read, &pointwise);
+    expr_visit_fields((Expr *)value, mark_read, &pointwise);
     if (!pointwise) hi[0] = lo[0] + 1, hi[1] = lo[1] + 1;
-    int64_t n = c->ke - c->ks;
-    Val *kv = malloc(sizeof(Val) * (size_t)n * (size_t)(2 * depth(e->field.kexpr) + 3));
-    if (kv == NULL) {
+    /* two values per node of the expression per level, as veval needs */
+    Val *v = malloc(sizeof(Val) * (size_t)nlevels * (size_t)(2 * depth(value) + 3));
+    if (v == NULL) {
         PyErr_NoMemory();
         return false;
     }
     bool ok = true;
     for (int64_t i = lo[0]; ok && i < hi[0]; i++)
         for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
-            Col col = {i, j, c->ks, n};
-            if (!(ok = veval(c, e->field.kexpr, col, kv, kv + n))) break;
-            /* the level read is the point's own plus the offset, or the absolute index */
-            int64_t step = !e->field.kabs, mlo = 0, mhi = 0;
-            for (int64_t m = 1; m < n; m++) {
-                if (m * step + kv[m].i < mlo * step + kv[mlo].i) mlo = m;
-                if (m * step + kv[m].i > mhi * step + kv[mhi].i) mhi = m;
-            }
-            int64_t plo[3] = {i, j, c->ks + mlo}, phi[3] = {i, j, c->ks + mhi};
-            ok = level_ok(c, e, plo, (plo[2] + e->field.off[2]) * step + kv[mlo].i) &&
-                 level_ok(c, e, phi, (phi[2] + e->field.off[2]) * step + kv[mhi].i);
+            Col col = {i, j, c->ks, nlevels};
+            ok = veval(c, value, col, v, v + nlevels) && check(c, e, i, j, v, nlevels);
         }
-    free(kv);
+    free(v);
     return ok;
+}
+
+/* A variable-offset (or absolute) K read or write: its lowest and highest level inside the
+ * array. */
+static bool levels_ok(KCtx *c, const Expr *e, int64_t i, int64_t j, const Val *kv, int64_t n) {
+    /* the level read is the point's own plus the offset, or the absolute index */
+    int64_t step = !e->field.kabs, mlo = 0, mhi = 0;
+    for (int64_t m = 1; m < n; m++) {
+        if (m * step + kv[m].i < mlo * step + kv[mlo].i) mlo = m;
+        if (m * step + kv[m].i > mhi * step + kv[mhi].i) mhi = m;
+    }
+    int64_t plo[3] = {i, j, c->ks + mlo}, phi[3] = {i, j, c->ks + mhi};
+    return level_ok(c, e, plo, (plo[2] + e->field.off[2]) * step + kv[mlo].i) &&
+           level_ok(c, e, phi, (phi[2] + e->field.off[2]) * step + kv[mhi].i);
+}
+
+/* Checks one variable-offset read of c->stmt at every point of one horizontal box. */
+static bool check_box(KCtx *c, const Expr *e, const Box *box) {
+    return each_column(c, e, e->field.kexpr, box, c->ke - c->ks, levels_ok);
+}
+
+/* A run-time data index (__data_index(i, size)): 0 <= i < size on every level. */
+static bool index_ok(KCtx *c, const Expr *call, int64_t i, int64_t j, const Val *v, int64_t n) {
+    int64_t size = call->call.args[1]->cnst.i;
+    for (int64_t m = 0; m < n; m++) {
+        if (v[m].i >= 0 && v[m].i < size) continue;
+        char from[512] = "";
+        sources(call->call.args[0], from, sizeof from);
+        PyErr_Format(PyExc_IndexError,
+                     "the data index on line %d is %lld at point (%lld, %lld, %lld) of the "
+                     "domain, outside the dimension's %lld components; it is computed "
+                     "from %s",
+                     c->stmt->line, (long long)v[m].i, (long long)i, (long long)j,
+                     (long long)(c->ks + m), (long long)size, from[0] ? from : "constants");
+        return false;
+    }
+    return true;
 }
 
 /* Checks one run-time data index (__data_index(i, size)) of c->stmt at every point of one
  * horizontal box: 0 <= i < size, as the read or write it selects must stay in the array. */
 static bool check_index_box(KCtx *c, const Expr *call, const Box *box) {
-    int64_t lo[2], hi[2];
-    if (!stmt_points(c, box, lo, hi)) return true;
-    const Expr *idx = call->call.args[0];
-    int64_t size = call->call.args[1]->cnst.i;
-    bool pointwise = false;
-    expr_visit_fields((Expr *)idx, mark_read, &pointwise);
-    if (!pointwise) hi[0] = lo[0] + 1, hi[1] = lo[1] + 1;
-    int64_t n = c->ke - c->ks;
-    Val *kv = malloc(sizeof(Val) * (size_t)n * (size_t)(2 * depth(idx) + 3));
-    if (kv == NULL) {
-        PyErr_NoMemory();
-        return false;
-    }
-    bool ok = true;
-    for (int64_t i = lo[0]; ok && i < hi[0]; i++)
-        for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
-            Col col = {i, j, c->ks, n};
-            if (!(ok = veval(c, idx, col, kv, kv + n))) break;
-            for (int64_t m = 0; m < n; m++) {
-                if (kv[m].i >= 0 && kv[m].i < size) continue;
-                char from[512] = "";
-                sources(idx, from, sizeof from);
-                PyErr_Format(PyExc_IndexError,
-                             "the data index on line %d is %lld at point (%lld, %lld, %lld) of the "
-                             "domain, outside the dimension's %lld components; it is computed "
-                             "from %s",
-                             c->stmt->line, (long long)kv[m].i, (long long)i, (long long)j,
-                             (long long)(c->ks + m), (long long)size, from[0] ? from : "constants");
-                ok = false;
-                break;
-            }
-        }
-    free(kv);
-    return ok;
+    return each_column(c, call, call->call.args[0], box, c->ke - c->ks, index_ok);
 }
 
 static void first_field(void *ctx, Expr *e) {
@@ -572,50 +574,48 @@ static void first_field(void *ctx, Expr *e) {
     if (*first == NULL) *first = e;
 }
 
-/* Checks one interval bound given by an IJ field (__level_bound(level)) of c->stmt in every
- * column of one horizontal box where the statement runs: 0 <= level <= nk, or the interval
- * would silently run on fewer levels than the field asks for. */
-static bool check_level_box(KCtx *c, const Expr *call, const Box *box) {
-    int64_t lo[2], hi[2];
-    if (!stmt_points(c, box, lo, hi)) return true;
-    const Expr *level = call->call.args[0], *field = NULL;
-    expr_visit_fields((Expr *)level, first_field, &field);
-    /* two values per node of the deepest expression, as veval needs for one level */
-    Val *kv = malloc(sizeof(Val) * (size_t)(2 * (depth(level) > depth(field) ? depth(level) : depth(field)) + 3));
-    if (kv == NULL) {
+/* An interval bound given by an IJ field (__level_bound(level)): 0 <= level <= nk in the
+ * column, or the interval would silently run on fewer levels than the field asks for. */
+static bool level_bound_ok(KCtx *c, const Expr *call, int64_t i, int64_t j, const Val *v,
+                           int64_t n) {
+    (void)n; /* an IJ field: the same on every level, evaluated on one */
+    int64_t nk = c->domain[2], lv = v[0].i;
+    if (lv >= 0 && lv <= nk) return true;
+    const Expr *field = NULL;
+    expr_visit_fields(call->call.args[0], first_field, &field);
+    if (field == NULL) { /* the frontend always bounds by a field; be safe anyway */
+        PyErr_Format(PyExc_ValueError,
+                     "the interval bound on line %d is level %lld in column (%lld, %lld) of "
+                     "the domain, outside its levels [0, %lld]",
+                     call->line, (long long)lv, (long long)i, (long long)j, (long long)nk);
+        return false;
+    }
+    Val *fv = malloc(sizeof(Val) * (size_t)(2 * depth(field) + 3)); /* as each_column's */
+    if (fv == NULL) {
         PyErr_NoMemory();
         return false;
     }
-    bool ok = true;
-    int64_t nk = c->domain[2];
-    for (int64_t i = lo[0]; ok && i < hi[0]; i++)
-        for (int64_t j = lo[1]; ok && j < hi[1]; j++) {
-            Col col = {i, j, c->ks, 1}; /* an IJ field: the same on every level */
-            if (!(ok = veval(c, level, col, kv, kv + 1))) break;
-            if (kv[0].i >= 0 && kv[0].i <= nk) continue;
-            int64_t lv = kv[0].i;
-            ok = false;
-            if (field == NULL) { /* the frontend always bounds by a field; be safe anyway */
-                PyErr_Format(PyExc_ValueError,
-                             "the interval bound on line %d is level %lld in column (%lld, %lld) of "
-                             "the domain, outside its levels [0, %lld]",
-                             call->line, (long long)lv, (long long)i, (long long)j, (long long)nk);
-                break;
-            }
-            if (!veval(c, field, col, kv, kv + 1)) break;
-            char value[64];
-            if (dtype_is_float(field->type)) snprintf(value, sizeof value, "%g", kv[0].f);
-            else snprintf(value, sizeof value, "%lld", (long long)kv[0].i);
-            PyErr_Format(PyExc_ValueError,
-                         "argument '%s': the interval bound on line %d is level %lld in column "
-                         "(%lld, %lld) of the domain ('%s' there is %s), outside the domain's "
-                         "levels [0, %lld]: the interval would silently run on fewer levels than "
-                         "asked for",
-                         field->field.sym->name, call->line, (long long)lv, (long long)i,
-                         (long long)j, field->field.sym->name, value, (long long)nk);
-        }
-    free(kv);
-    return ok;
+    Col col = {i, j, c->ks, 1};
+    bool ok = veval(c, field, col, fv, fv + 1);
+    char value[64];
+    if (ok && dtype_is_float(field->type)) snprintf(value, sizeof value, "%g", fv[0].f);
+    else if (ok) snprintf(value, sizeof value, "%lld", (long long)fv[0].i);
+    free(fv);
+    if (!ok) return false;
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s': the interval bound on line %d is level %lld in column "
+                 "(%lld, %lld) of the domain ('%s' there is %s), outside the domain's "
+                 "levels [0, %lld]: the interval would silently run on fewer levels than "
+                 "asked for",
+                 field->field.sym->name, call->line, (long long)lv, (long long)i,
+                 (long long)j, field->field.sym->name, value, (long long)nk);
+    return false;
+}
+
+/* Checks one interval bound given by an IJ field (__level_bound(level)) of c->stmt in every
+ * column of one horizontal box where the statement runs. */
+static bool check_level_box(KCtx *c, const Expr *call, const Box *box) {
+    return each_column(c, call, call->call.args[0], box, 1, level_bound_ok);
 }
 
 /* Every __data_index and __level_bound call of an expression, checked in every box of
