@@ -12,7 +12,16 @@
  *   - the read is at K offset 0 (a K-shifted read would reach levels D never computed);
  *   - nothing D's value reads is written from D up to and including S (so the value
  *     recomputed in S equals the one D stored), and S is not inside a `while`;
- *   - the inlined copy stays small (INLINE_MAX_NODES), so nothing blows up.
+ *   - the inlined copy stays small (INLINE_MAX_NODES), so nothing blows up;
+ *   - a read at the point itself (no horizontal offset) is inlined only when that duplicates
+ *     nothing: it is the only read D reaches and no other interval reads T before writing
+ *     it, or D's value is a leaf or one operation on leaves, or T may be recomputed at
+ *     other points anyway: T is read at an offset, or read by the definition of a temporary
+ *     that may be (its shifted copies need T's value at their points, and a buffer of T
+ *     would need the reader's extent). Otherwise T stays a value computed once per point:
+ *     a physics scheme's table lookup (`qs = qsat(t, p)` read by a dozen guards and
+ *     updates) expanded into every reader made LLVM compile, and the kernel compute, the
+ *     same divisions a dozen times over (benchmarks/build_scaling.py --realistic).
  * Assignments of a temporary that inlining left unread are then dropped. Semantics are those
  * of the seed's statement-by-statement reading, so backends compute the same values; only
  * the compiled backends run this pass, and the numpy reference backend checks them.
@@ -21,7 +30,7 @@
 
 #include "analysis/analysis.h"
 
-enum { INLINE_MAX_NODES = 128, STMT_MAX_NODES = 800 };
+enum { INLINE_MAX_NODES = 128, STMT_MAX_NODES = 800, POINT_INLINE_MAX_NODES = 3 };
 
 static int expr_size(const Expr *e) {
     if (e == NULL) return 0;
@@ -144,12 +153,23 @@ typedef struct {
     int n, cap;
 } StmtSet;
 
+/* How the stencil as written reads each temporary: how often, and whether its value may be
+ * needed at other points than where it is read (`shifted`, see the file's comment). */
+typedef struct {
+    int *count;
+    bool *shifted;
+} TempReads;
+
 typedef struct {
     Stencil *st;
     const StmtList *body;
     int at; /* index of the statement being rewritten */
     int budget;
     StmtSet *used;
+    const TempReads *reads; /* of the stencil as written, per temporary */
+    const int *defreads;    /* [statement of body]: reads its definition reaches, as written */
+    const int *exposed;     /* [temporary]: reads no definition of body reaches, as written */
+    const int *all_exposed; /* the same, summed over the stencil's bodies */
 } Inliner;
 
 static bool set_add(Stencil *st, StmtSet *set, const Stmt *s) {
@@ -172,8 +192,9 @@ static bool set_has(const StmtSet *set, const Stmt *s) {
     return false;
 }
 
-/* The definition of temporary `t` that reaches statement `at`, if it can be inlined. */
-static const Stmt *reaching_def(const Inliner *I, const Symbol *t) {
+/* The definition of temporary `t` that reaches statement `at`, if it can be inlined, and its
+ * index in the body. */
+static const Stmt *reaching_def(const Inliner *I, const Symbol *t, int *index) {
     for (int i = I->at - 1; i >= 0; i--) {
         const Stmt *d = I->body->items[i];
         if (!stmt_writes(d, t)) continue;
@@ -181,6 +202,7 @@ static const Stmt *reaching_def(const Inliner *I, const Symbol *t) {
             has_kexpr(d->assign.value) || expr_size(d->assign.value) > INLINE_MAX_NODES ||
             value_clobbered(d->assign.value, I->body, i, I->at))
             return NULL;
+        *index = i;
         return d;
     }
     return NULL;
@@ -207,9 +229,15 @@ static Expr *rewrite(Inliner *I, Expr *e) {
         /* an IJ temporary keeps its value from level to level: never recomputed in place */
         if (t->kind == SYM_TEMP && t->axes == AX_IJK && e->field.off[2] == 0 && e->field.kexpr == NULL &&
             e->field.ndi == 0) {
-            const Stmt *d = reaching_def(I, t);
+            int di = 0;
+            const Stmt *d = reaching_def(I, t, &di);
             int size = d ? expr_size(d->assign.value) : 0;
-            if (d && size <= I->budget && d->assign.value->type == e->type) {
+            /* D's value stays computed once per point when its other readers need it too */
+            bool at_point = e->field.off[0] == 0 && e->field.off[1] == 0;
+            bool duplicates = d && at_point && !I->reads->shifted[t->index] &&
+                              size > POINT_INLINE_MAX_NODES &&
+                              (I->defreads[di] > 1 || I->all_exposed[t->index] > I->exposed[t->index]);
+            if (d && !duplicates && size <= I->budget && d->assign.value->type == e->type) {
                 I->budget -= size;
                 if (!set_add(I->st, I->used, d)) return NULL;
                 return clone_shifted(I->st, d->assign.value, e->field.off[0], e->field.off[1]);
@@ -235,12 +263,58 @@ static Expr *rewrite(Inliner *I, Expr *e) {
     return e;
 }
 
-static bool inline_list(Stencil *st, StmtList *body, StmtSet *used) {
+/* Reads of a body as written, by the definition that reaches them (see Inliner). */
+typedef struct {
+    int *cur;         /* [temporary]: 1 + index of the definition reaching the statement, or 0 */
+    int *defreads;    /* [statement] */
+    int *exposed;     /* [temporary] */
+    int *all_exposed; /* [temporary] */
+} DefReads;
+
+static void count_def_read(void *ctx, Expr *e) {
+    DefReads *R = ctx;
+    if (e->field.sym->kind != SYM_TEMP) return;
+    int t = e->field.sym->index;
+    if (R->cur[t]) R->defreads[R->cur[t] - 1]++;
+    else R->exposed[t]++;
+}
+
+/* `top`: the statement of the body that holds l (a while's body counts as its statement). */
+static void count_def_reads(const StmtList *l, DefReads *R, int top) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        int at = top >= 0 ? top : i;
+        expr_visit_fields(s->guard, count_def_read, R);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, count_def_read, R);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, count_def_read, R);
+            if (s->assign.target->kind == SYM_TEMP)
+                R->cur[s->assign.target->index] = top >= 0 ? 0 : at + 1; /* in a loop: unknown */
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, count_def_read, R);
+            count_def_reads(&s->while_.body, R, at);
+        }
+    }
+}
+
+static bool count_body(Stencil *st, const StmtList *body, DefReads *R) {
+    size_t nt = (size_t)st->ntemps + 1;
+    memset(R->cur, 0, sizeof(int) * nt);
+    memset(R->exposed, 0, sizeof(int) * nt);
+    R->defreads = arena_alloc(&st->arena, sizeof(int) * ((size_t)body->n + 1));
+    if (R->defreads == NULL) return false;
+    count_def_reads(body, R, -1);
+    return true;
+}
+
+static bool inline_list(Stencil *st, StmtList *body, StmtSet *used, const TempReads *reads,
+                        DefReads *R) {
+    if (!count_body(st, body, R)) return false;
     for (int i = 0; i < body->n; i++) {
         Stmt *s = body->items[i];
         if (s->kind != S_ASSIGN) continue; /* a while body iterates: values change per trip */
-        Inliner I = {st, body, i, STMT_MAX_NODES - expr_size(s->assign.value) - expr_size(s->guard),
-                     used};
+        Inliner I = {st,   body, i, STMT_MAX_NODES - expr_size(s->assign.value) - expr_size(s->guard),
+                     used, reads, R->defreads, R->exposed, R->all_exposed};
         if (!rewrite_slot(&I, &s->assign.value) || !rewrite_slot(&I, &s->guard)) return false;
     }
     return true;
@@ -249,10 +323,39 @@ static bool inline_list(Stencil *st, StmtList *body, StmtSet *used) {
 /* ---- dropping dead assignments ------------------------------------------------------ */
 
 static void count_read(void *ctx, Expr *e) {
-    if (e->field.sym->kind == SYM_TEMP) ((int *)ctx)[e->field.sym->index]++;
+    TempReads *R = ctx;
+    if (e->field.sym->kind != SYM_TEMP) return;
+    R->count[e->field.sym->index]++;
+    if (R->shifted && (e->field.off[0] != 0 || e->field.off[1] != 0))
+        R->shifted[e->field.sym->index] = true;
 }
 
-static void count_reads(const StmtList *l, int *reads) {
+typedef struct {
+    bool *shifted;
+    bool changed;
+} Shift;
+
+static void mark_shifted(void *ctx, Expr *e) {
+    Shift *S = ctx;
+    if (e->field.sym->kind != SYM_TEMP || S->shifted[e->field.sym->index]) return;
+    S->shifted[e->field.sym->index] = true;
+    S->changed = true;
+}
+
+/* Temporaries read by the definition of a shifted temporary are shifted too. */
+static void propagate_shifted(const StmtList *l, Shift *S) {
+    for (int i = l->n - 1; i >= 0; i--) {
+        const Stmt *s = l->items[i];
+        if (s->kind == S_WHILE) propagate_shifted(&s->while_.body, S);
+        if (s->kind != S_ASSIGN || s->assign.target->kind != SYM_TEMP ||
+            !S->shifted[s->assign.target->index])
+            continue;
+        expr_visit_fields(s->guard, mark_shifted, S);
+        expr_visit_fields(s->assign.value, mark_shifted, S);
+    }
+}
+
+static void count_reads(const StmtList *l, TempReads *reads) {
     for (int i = 0; i < l->n; i++) {
         const Stmt *s = l->items[i];
         expr_visit_fields(s->guard, count_read, reads);
@@ -279,25 +382,51 @@ static void drop_dead(StmtList *l, const int *reads, const StmtSet *used) {
     l->n = n;
 }
 
-static int *count_all_reads(Stencil *st) {
-    int *reads = arena_alloc(&st->arena, sizeof(int) * (size_t)(st->ntemps + 1));
-    if (reads == NULL) return NULL;
+/* The reads of every temporary; with `shifted`, also which are shifted. */
+static bool count_all_reads(Stencil *st, TempReads *R, bool shifted) {
+    size_t n = (size_t)st->ntemps + 1;
+    R->count = arena_alloc(&st->arena, sizeof(int) * n);
+    R->shifted = shifted ? arena_alloc(&st->arena, sizeof(bool) * n) : NULL;
+    if (R->count == NULL || (shifted && R->shifted == NULL)) return false; /* zeroed */
     for (int c = 0; c < st->ncomps; c++)
         for (int i = 0; i < st->comps[c].nintervals; i++)
-            count_reads(&st->comps[c].intervals[i].body, reads);
-    return reads;
+            count_reads(&st->comps[c].intervals[i].body, R);
+    if (!shifted) return true;
+    /* to a fixed point: a pass in reverse order settles a stencil whose readers follow their
+     * definitions; each further pass marks at least one more temporary */
+    Shift S = {R->shifted, true};
+    while (S.changed) {
+        S.changed = false;
+        for (int c = st->ncomps - 1; c >= 0; c--)
+            for (int i = st->comps[c].nintervals - 1; i >= 0; i--)
+                propagate_shifted(&st->comps[c].intervals[i].body, &S);
+    }
+    return true;
 }
 
 bool inline_temporaries(Stencil *st) {
     StmtSet used = {0};
+    TempReads written = {0}, left = {0};
+    size_t nt = (size_t)st->ntemps + 1;
+    DefReads R = {arena_alloc(&st->arena, sizeof(int) * nt), NULL,
+                  arena_alloc(&st->arena, sizeof(int) * nt), arena_alloc(&st->arena, sizeof(int) * nt)};
+    if (R.cur == NULL || R.exposed == NULL || R.all_exposed == NULL ||
+        !count_all_reads(st, &written, true))
+        return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++)
-            if (!inline_list(st, &st->comps[c].intervals[i].body, &used))
+        for (int i = 0; i < st->comps[c].nintervals; i++) {
+            if (!count_body(st, &st->comps[c].intervals[i].body, &R))
                 return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
-    int *reads = count_all_reads(st);
-    if (reads == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+            for (int t = 0; t <= st->ntemps; t++) R.all_exposed[t] += R.exposed[t];
+        }
     for (int c = 0; c < st->ncomps; c++)
         for (int i = 0; i < st->comps[c].nintervals; i++)
-            drop_dead(&st->comps[c].intervals[i].body, reads, &used);
+            if (!inline_list(st, &st->comps[c].intervals[i].body, &used, &written, &R))
+                return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    if (!count_all_reads(st, &left, false))
+        return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            drop_dead(&st->comps[c].intervals[i].body, left.count, &used);
     return true;
 }

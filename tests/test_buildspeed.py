@@ -1,0 +1,156 @@
+"""Build speed of large stencils (issue 14): a physics scheme's function results computed
+once per point, not re-expanded into every reader; results against the numpy backend and
+hand-written NumPy, and counts that keep the duplication from coming back."""
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import gtscript
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "benchmarks"))
+import build_scaling  # noqa: E402
+
+#: divisions each block of build_scaling.physics_source has in its source, with its
+#: @gtscript.function calls counted once each: two qsat (1 each), dq (2), c, fr and t (1 each)
+PHYSICS_DIVISIONS_PER_BLOCK = 7
+
+
+# ------------------------------------------------------------ the physics stencil by hand
+
+def _sat_table(t):
+    tc = t - 273.16
+    x = tc * 0.01
+    es = 6.1078 + x * (44.39 + x * (14.29 + x * (2.65 + x * 0.303)))
+    return np.where(tc > -40.0, es, 0.19 + 0.0021 * (tc + 40.0))
+
+
+def _sat_table_ice(t):
+    tc = t - 273.16
+    x = tc * 0.01
+    es = 6.1064 + x * (50.3 + x * (18.8 + x * (4.2 + x * 0.4)))
+    return np.where(tc < 0.0, es, _sat_table(t))
+
+
+def _qsat(t, p, ice):
+    es = _sat_table_ice(t) if ice > 0.5 else _sat_table(t)
+    den = p - es
+    return 0.622 * es / np.where(den > 1.0, den, 1.0)
+
+
+def _physics_numpy(t, p, qv, ql, qi, dt, nblocks):
+    """build_scaling.physics_source(nblocks), written again with NumPy's where."""
+    for b in range(1, nblocks + 1):
+        f = float(f"{1.0 + 0.01 * b:.3f}")
+        qs = _qsat(t, p, 0.0)
+        qsi = _qsat(t, p, 1.0)
+        dq = (qv - qs) / (1.0 + 2.5e6 * 2.5e6 * qs / (1004.0 * 461.5 * t * t))
+        wet = dq > 0.0
+        c = np.where(wet, dq * f * dt / (dt + 10.0),
+                     np.where(ql > 0.0, -np.where(ql < -dq, ql, -dq), 0.0))
+        fr = np.where(wet & (t < 258.16), c,
+                      np.where(wet & (t < 273.16), c * (273.16 - t) / 15.0, 0.0))
+        sub = np.where((qv > qsi) & (t < 273.16), 0.1 * (qv - qsi), 0.0)
+        qv, ql, qi, t = (qv - c - sub, ql + c - fr, qi + fr + sub,
+                         t + (2.5e6 * (c - fr) + 2.834e6 * (fr + sub)) / 1004.0)
+    return t, qv, ql, qi
+
+
+def _physics_inputs(fields, shape):
+    """Temperatures on both sides of freezing and of -15 C, pressures well above the vapour
+    pressure, humidities around saturation: every branch of every block is taken somewhere."""
+    return [fields.random(shape, low=240.0, high=285.0),
+            fields.random(shape, low=300.0, high=1000.0),
+            fields.random(shape, low=0.0, high=0.02),
+            fields.random(shape, low=0.0, high=2e-3),
+            fields.random(shape, low=0.0, high=1e-3)]
+
+
+@pytest.fixture(scope="module")
+def physics4():
+    definition, _ = build_scaling.make_definition(build_scaling.physics_source(4, "satadj4"),
+                                                  "satadj4")
+    return definition
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_physics_matches_numpy_backend_and_hand_written(fields, physics4, inline):
+    shape, halo = (9, 8, 5), 2
+    origin, domain = (halo, halo, 1), (shape[0] - 2 * halo, shape[1] - 2 * halo, shape[2] - 2)
+    inputs = _physics_inputs(fields, shape)
+    inner = tuple(slice(o, o + d) for o, d in zip(origin, domain))
+    expected = _physics_numpy(*[x[inner] for x in inputs], 0.5, 4)
+    # every branch is exercised: condensation and evaporation, freezing, sublimation
+    qs = _qsat(inputs[0][inner], inputs[1][inner], 0.0)
+    assert (inputs[2][inner] > qs).any() and (inputs[2][inner] < qs).any()
+    assert (inputs[0][inner] < 258.16).any() and (inputs[0][inner] > 273.16).any()
+    results = {}
+    for backend in ("cpu", "numpy"):
+        options = {"inline_temporaries": inline} if backend == "cpu" else {}
+        st = gtscript.stencil(backend, physics4, rebuild=True, **options)
+        arrays = [x.copy() for x in inputs]
+        st(*arrays, 0.5, origin=origin, domain=domain)
+        for name, got, before, want in zip("t qv ql qi".split(), [arrays[0]] + arrays[2:],
+                                           [inputs[0]] + inputs[2:], expected):
+            fields.assert_written_only_in(got, before, origin, domain, want, what=f"{backend} {name}")
+        np.testing.assert_array_equal(arrays[1], inputs[1])  # p is only read
+        results[backend] = arrays
+    for got, want in zip(results["cpu"], results["numpy"]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def _divisions_in_ir(stencil):
+    """Divisions in the analysed IR after the compiled backends' inlining (stencil.ir())."""
+    return stencil.ir().count(" / ")
+
+
+@pytest.mark.parametrize("nblocks", [1, 4])
+def test_function_results_are_computed_once_per_point(physics4, nblocks):
+    """Each qsat(...) result and each block's dq are read by a dozen guards and updates:
+    they stay one value per point, so the IR has the source's divisions, no more."""
+    definition = physics4
+    if nblocks != 4:
+        definition, _ = build_scaling.make_definition(
+            build_scaling.physics_source(nblocks, f"satadj{nblocks}"), f"satadj{nblocks}")
+    cpu = gtscript.stencil("cpu", definition, rebuild=True)
+    assert _divisions_in_ir(cpu) == PHYSICS_DIVISIONS_PER_BLOCK * nblocks
+    # the optimised LLVM IR: each division at most in a vector loop and its scalar remainder
+    # (twice, interleaved); the expansion into every reader gave 6.7 per source division
+    fdiv = len(re.findall(r"\bfdiv\b", cpu.source()))
+    assert fdiv <= 4 * PHYSICS_DIVISIONS_PER_BLOCK * nblocks
+
+
+def _hdiff(inp: gtscript.Field[float], out: gtscript.Field[float], c: float):
+    with gtscript.computation(gtscript.PARALLEL), gtscript.interval(...):
+        lap = 4.0 * inp - (inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
+        flx = lap[1, 0, 0] - lap
+        out = inp - c * (flx - flx[-1, 0, 0])
+
+
+def _point_reused(a: gtscript.Field[float], out: gtscript.Field[float]):
+    with gtscript.computation(gtscript.PARALLEL), gtscript.interval(...):
+        once = a * 2.0 + 1.0
+        twice = a / (a * a + 1.0)
+        small = a + 1.0
+        out = once + twice * twice + small * small
+
+
+def test_which_point_reads_are_inlined():
+    # read at offsets too: recomputed everywhere, no buffer left (the on-the-fly policy)
+    ir = gtscript.stencil("cpu", _hdiff, rebuild=True).ir()
+    assert "lap =" not in ir and "flx =" not in ir
+    ir = gtscript.stencil("cpu", _point_reused, rebuild=True).ir()
+    assert "once =" not in ir  # read once: inlining duplicates nothing
+    assert "small =" not in ir  # one operation on leaves: cheaper than a buffer
+    assert "twice =" in ir and ir.count(" / ") == 1  # read twice: computed once
+    a = np.random.default_rng(3).uniform(-2, 2, (5, 4, 3))
+    for backend in ("cpu", "numpy"):
+        out = np.zeros_like(a)
+        gtscript.stencil(backend, _point_reused)(a, out)
+        twice = a / (a * a + 1.0)
+        np.testing.assert_allclose(out, a * 2.0 + 1.0 + twice * twice + (a + 1.0) ** 2,
+                                   rtol=1e-14)
