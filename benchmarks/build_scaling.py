@@ -142,6 +142,15 @@ def corner_source(name: str = "corners") -> str:
     return "\n".join(lines) + "\n"
 
 
+def blocks_source(n: int, name: str = "blocks") -> str:
+    """n one-statement `with computation(PARALLEL), interval(...)` blocks (issue 13's
+    definition of 2,000 blocks)."""
+    lines = [f"def {name}(a: Field[float], b: Field[float]):"]
+    for i in range(n):
+        lines += ["    with computation(PARALLEL), interval(...):", f"        b = b + a * {i + 1}.0"]
+    return "\n".join(lines) + "\n"
+
+
 def drift_source(n: int, name: str) -> str:
     lines = [f"def {name}(a: Field[float], out: Field[float], c: float):",
              "    with computation(PARALLEL), interval(...):",
@@ -180,10 +189,13 @@ def build_cold(definition, backend="cpu", **options):
     return info
 
 
-def run(sizes, backend="cpu", drift=False):
+def run(sizes, backend="cpu", drift=False, blocks=False):
     rows = []
     for n in sizes:
-        definition, _ = make_definition(chained_source(n, f"chain{n}", drift), f"chain{n}")
+        if blocks:
+            definition, _ = make_definition(blocks_source(n, f"blocks{n}"), f"blocks{n}")
+        else:
+            definition, _ = make_definition(chained_source(n, f"chain{n}", drift), f"chain{n}")
         info = build_cold(definition, backend)
         row = {"statements": n, "seconds": info["wall"],
                "ms_per_statement": 1e3 * info["wall"] / n}
@@ -249,13 +261,15 @@ def main(argv=None):
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--drift", action="store_true",
                         help="the chain whose extents grow with its length (wider halos)")
+    parser.add_argument("--blocks", action="store_true",
+                        help="one computation block per statement instead of the chain")
     parser.add_argument("--realistic", action="store_true",
                         help="also the ~800-statement physics stencil and the corner-region "
                              "stencil, each checked against the numpy backend")
     args = parser.parse_args(argv)
     os.environ.setdefault("GTSCRIPT_CACHE_DIR", tempfile.mkdtemp(prefix="gtscript_cache_"))
     print(header())
-    rows = run(args.sizes, args.backend, args.drift)
+    rows = run(args.sizes, args.backend, args.drift, args.blocks)
     if args.realistic:
         rows += run_realistic()
     if args.json:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gtscript
+from gtscript import FORWARD, PARALLEL, computation, interval
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "benchmarks"))
@@ -154,3 +155,82 @@ def test_which_point_reads_are_inlined():
         twice = a / (a * a + 1.0)
         np.testing.assert_allclose(out, a * 2.0 + 1.0 + twice * twice + (a + 1.0) ** 2,
                                    rtol=1e-14)
+
+
+# ------------------------------------------------------------ many computation blocks
+
+def _blocks_definition(n, name):
+    """n one-statement `with computation(PARALLEL), interval(...)` blocks, as a generator of a
+    model's code may write them."""
+    definition, _ = build_scaling.make_definition(build_scaling.blocks_source(n, name), name)
+    return definition
+
+
+def test_two_thousand_computation_blocks_build_as_few_loop_nests(fields):
+    n = 2000
+    definition = _blocks_definition(n, "blocks2000")
+    info = {}
+    cpu = gtscript.stencil("cpu", definition, rebuild=True, build_info=info)
+    # consecutive PARALLEL computations over one interval share loop nests (at most 32
+    # statements each): 2000 nests would be 2000 loops for LLVM's analyses
+    assert info["llvm_functions"] <= n // 32 + 2
+    assert cpu.source().count("vector.body:") <= n // 32 + 1
+    assert info["llvm_cheap_functions"] == 0
+    shape, origin, domain = (6, 5, 4), (1, 1, 0), (4, 3, 4)
+    a = fields.random(shape)
+    expect = fields.random(shape)
+    inner = expect[1:5, 1:4, :].copy()
+    for i in range(n):
+        inner = inner + a[1:5, 1:4, :] * float(i + 1)
+    for backend, st in (("cpu", cpu), ("numpy", gtscript.stencil("numpy", definition))):
+        b = expect.copy()
+        st(a, b, origin=origin, domain=domain)
+        fields.assert_written_only_in(b, expect, origin, domain, inner, what=backend)
+
+
+def _mixed_blocks(a: gtscript.Field[float], b: gtscript.Field[float], c: gtscript.Field[float]):
+    with computation(PARALLEL), interval(...):
+        t = a * 2.0
+    with computation(PARALLEL), interval(...):
+        b = t[1, 0, 0] + t  # reads the previous block's temporary at a neighbour
+    with computation(PARALLEL), interval(...):
+        c = b * 0.5
+    with computation(PARALLEL), interval(1, None):  # another interval: its own nest
+        c = c + b[0, 0, -1]
+    with computation(FORWARD), interval(1, None):  # a sweep: never joined
+        b = b[0, 0, -1] + c
+    with computation(PARALLEL), interval(...):
+        c = c + b
+    with computation(PARALLEL), interval(...):
+        c = c * a[0, 1, 0] if a > 0.0 else c
+
+
+def _mixed_numpy(a, b, c):
+    """_mixed_blocks by hand on the domain [:6, :4] (a is read one point further in I and J)."""
+    d = np.s_[:6, :4]
+    t = a * 2.0
+    b, c = b[d].copy(), c[d].copy()
+    b = t[1:7, :4] + t[d]
+    c = b * 0.5
+    c[:, :, 1:] = c[:, :, 1:] + b[:, :, :-1]
+    for k in range(1, b.shape[2]):
+        b[:, :, k] = b[:, :, k - 1] + c[:, :, k]
+    c = c + b
+    c = np.where(a[d] > 0.0, c * a[:6, 1:5], c)
+    return b, c
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "kij"])
+def test_joined_computations_match_numpy(fields, layout):
+    shape = (7, 6, 5)
+    origin, domain = (0, 0, 0), (6, 4, 5)
+    a = fields.random(shape, layout=layout)
+    b0 = fields.random(shape, layout=layout)
+    c0 = fields.random(shape, layout=layout)
+    want_b, want_c = _mixed_numpy(np.asarray(a), np.asarray(b0), np.asarray(c0))
+    for backend in ("cpu", "numpy"):
+        st = gtscript.stencil(backend, _mixed_blocks, rebuild=True)
+        b, c = b0.copy(), c0.copy()
+        st(a, b, c, origin=origin, domain=domain)
+        fields.assert_written_only_in(b, b0, origin, domain, want_b, what=f"{backend} b")
+        fields.assert_written_only_in(c, c0, origin, domain, want_c, what=f"{backend} c")

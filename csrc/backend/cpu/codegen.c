@@ -607,13 +607,55 @@ static void emit_computation(CG *g, const Computation *c) {
  * column by column when the analysis found that equivalent (schedule.c) and K is the
  * unit-stride axis, so each column sweeps contiguous memory. With I the unit-stride axis,
  * level by level vectorises along I instead. */
+static bool level_by_level(const CG *g, const Computation *c) {
+    return !c->columnwise || g->layout == LAYOUT_I_UNIT;
+}
+
+static bool same_bound(AxisBound a, AxisBound b) {
+    return a.level == b.level && a.offset == b.offset && a.sym == b.sym;
+}
+
+/* Whether computation b may continue a's loop nests: both PARALLEL over one and the same
+ * interval. The parallel model runs a PARALLEL computation statement by statement, each over
+ * the whole domain, exactly as it runs consecutive PARALLEL computations, so their statements
+ * form one list and point-wise ones share loop nests (merge.c). A definition of thousands of
+ * one-statement `with computation(PARALLEL)` blocks is then a few dozen loops, not
+ * thousands. (FORWARD and BACKWARD computations sweep K one after the other: never merged.) */
+static bool continues(const CG *g, const Computation *a, const Computation *b) {
+    return a->policy == POLICY_PARALLEL && b->policy == POLICY_PARALLEL && a->nintervals == 1 &&
+           b->nintervals == 1 && level_by_level(g, a) && level_by_level(g, b) &&
+           same_bound(a->intervals[0].start, b->intervals[0].start) &&
+           same_bound(a->intervals[0].end, b->intervals[0].end);
+}
+
+/* Computations [c, c + n) that continue each other, as one interval; false when out of memory. */
+static bool emit_joined(CG *g, const Computation *comps, int n) {
+    int total = 0;
+    for (int k = 0; k < n; k++) total += comps[k].intervals[0].body.n;
+    Interval joined = comps[0].intervals[0];
+    joined.body.items = malloc(sizeof(Stmt *) * ((size_t)total + 1));
+    if (joined.body.items == NULL) return false;
+    joined.body.n = joined.body.cap = 0;
+    for (int k = 0; k < n; k++) {
+        const StmtList *l = &comps[k].intervals[0].body;
+        for (int i = 0; i < l->n; i++) joined.body.items[joined.body.n++] = l->items[i];
+    }
+    joined.body.cap = joined.body.n;
+    emit_interval(g, &comps[0], &joined);
+    free(joined.body.items);
+    return true;
+}
+
 static void emit_computations(CG *g) {
     const Stencil *st = g->st;
     for (int c = 0; c < st->ncomps;) {
         const Computation *comp = &st->comps[c];
-        if (!comp->columnwise || g->layout == LAYOUT_I_UNIT) {
-            emit_computation(g, comp);
-            c++;
+        if (level_by_level(g, comp)) {
+            int n = 1;
+            while (c + n < st->ncomps && continues(g, &st->comps[c + n - 1], &st->comps[c + n])) n++;
+            if (n == 1) emit_computation(g, comp);
+            else if (!emit_joined(g, comp, n)) g->oom = true;
+            c += n;
             continue;
         }
         int n = 1;
