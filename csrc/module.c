@@ -64,16 +64,28 @@ static void raise_diag(const Stencil *st) {
     Py_DECREF(exc);
 }
 
-static bool emit_warnings(const Stencil *st) {
+/* The analysis' warnings, as the module's `_analysis_warnings`: a list of (message,
+ * category, filename, line) that the Python layer issues (and issues again when the stencil
+ * is served from a cache). They are not issued here: capturing them around the build with
+ * warnings.catch_warnings would swap process-wide state while the build runs without the
+ * GIL, and builds on other threads would lose or keep each other's filters. */
+static bool keep_warnings(ModuleObject *m) {
+    const Stencil *st = m->st;
+    PyObject *list = PyList_New(0);
+    if (list == NULL) return false;
     for (const Warning *w = st->warnings; w; w = w->next) {
-        PyObject *msg = PyUnicode_FromString(w->msg);
-        PyObject *file = PyUnicode_FromString(st->filename ? st->filename : "<unknown>");
-        int r = (msg && file) ? PyErr_WarnExplicitObject(PyExc_UserWarning, msg, file, w->line, NULL, NULL) : -1;
-        Py_XDECREF(msg);
-        Py_XDECREF(file);
-        if (r < 0) return false;
+        PyObject *t = Py_BuildValue("(sOsi)", w->msg, PyExc_UserWarning,
+                                    st->filename ? st->filename : "<unknown>", w->line);
+        if (t == NULL || PyList_Append(list, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(list);
+            return false;
+        }
+        Py_DECREF(t);
     }
-    return true;
+    int r = PyObject_SetAttrString((PyObject *)m, "_analysis_warnings", list);
+    Py_DECREF(list);
+    return r == 0;
 }
 
 /* ---- building ----------------------------------------------------------------------- */
@@ -90,7 +102,12 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
     const CpuBuild *b = ctx;
     char err[2048] = "";
     CpuObject o;
-    if (!cpu_build_object(b->st, b->variant, b->passes, &o, err, sizeof err)) {
+    bool ok;
+    /* The build reads only this module's IR (not yet visible to Python) and LLVM state of its
+     * own: other threads run Python, and build other stencils, meanwhile. */
+    Py_BEGIN_ALLOW_THREADS ok = cpu_build_object(b->st, b->variant, b->passes, &o, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
         PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
                      b->st->name, err);
         return false;
@@ -101,6 +118,8 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
         b->m->object_seconds = o.object_seconds;
         b->m->llvm_functions = o.functions;
         b->m->llvm_cheap_functions = o.cheap_functions;
+        b->m->llvm_start = o.start;
+        b->m->llvm_end = o.end;
     }
     *obj = o.obj;
     *objlen = o.objlen;
@@ -269,7 +288,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     PyObject *rb = options ? PyDict_GetItemString(options, "rebuild") : NULL;
     int rebuild = rb ? PyObject_IsTrue(rb) : 0;
-    if (rebuild < 0 || !emit_warnings(m->st) ||
+    if (rebuild < 0 || !keep_warnings(m) ||
         (be == BACKEND_CPU    ? !build_cpu(m, passes, options, rebuild)
          : be == BACKEND_CUDA ? !cuda_build(m, options)
                               : !cache_key(m->st, "numpy", "numpy", options, m->cache_key))) {
@@ -438,7 +457,8 @@ static PyObject *Module_get_region_min_domain(ModuleObject *m, void *unused) {
 static PyObject *Module_get_build_info(ModuleObject *m, void *unused) {
     double load = m->build_seconds - m->lower_seconds - m->analysis_seconds - m->ir_seconds -
                   m->optimise_seconds - m->object_seconds;
-    return Py_BuildValue("{s:i,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:s,s:s,s:s,s:s}",
+    return Py_BuildValue("{s:(dd),s:i,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:s,s:s,s:s,s:s}",
+                         "llvm_interval", m->llvm_start, m->llvm_end,
                          "llvm_functions", m->llvm_functions, "llvm_cheap_functions",
                          m->llvm_cheap_functions, "build_time",
                          m->build_seconds, "lower_time", m->lower_seconds, "analysis_time",

@@ -30,6 +30,7 @@ typedef struct ModuleObject {
     double lower_seconds, analysis_seconds, ir_seconds, optimise_seconds, object_seconds;
     int llvm_functions, llvm_cheap_functions; /* a fresh cpu build: its functions, and how many
                                                  went over the optimisation budget */
+    double llvm_start, llvm_end; /* a fresh cpu build: its LLVM part (time.perf_counter's clock) */
     const char *origin_of_code; /* "build", "memory" or "disk" */
     struct Plan *plan; /* call plan (tiling, temporaries) of the last domain; see call/plan.h */
     int plan_busy;     /* set while a call uses `plan` (other threads build their own) */

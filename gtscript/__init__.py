@@ -82,7 +82,7 @@ from .lang import (
 )
 
 try:  # the stencil decorator lives next to the C core's Python wrapper
-    from .stencil import lazy_stencil, stencil
+    from .stencil import build_all, lazy_stencil, stencil
 except ModuleNotFoundError as _exc:  # only while gtscript/stencil.py is not written yet
     if _exc.name != f"{__name__}.stencil":
         raise
@@ -92,6 +92,7 @@ __all__ = [
     "__version__",
     "stencil",
     "lazy_stencil",
+    "build_all",
     "function",
     "lazy_function",
     "Field",
@@ -133,3 +134,4 @@ __all__ = [
 if "stencil" not in globals():  # gtscript/stencil.py not written yet
     __all__.remove("stencil")
     __all__.remove("lazy_stencil")
+    __all__.remove("build_all")

@@ -387,6 +387,10 @@ def _fill_build_info(build_info, module, parse_time: float, start: float, source
         # cheaper pipeline because the build went over its optimisation budget
         llvm_functions=core["llvm_functions"] if fresh else 0,
         llvm_cheap_functions=core["llvm_cheap_functions"] if fresh else 0,
+        # a fresh cpu build: when its LLVM part (run without the GIL) began and ended, on
+        # time.perf_counter's clock; (0.0, 0.0) for any other
+        llvm_interval=core["llvm_interval"] if fresh and core["module_source"] == "build"
+        else (0.0, 0.0),
         parse_time=parse_time,  # the frontend: definition -> definition tree
         # the C core: analysis, code generation and compilation (or the disk cache's load)
         codegen_time=core["build_time"] if source != "pre-key" else 0.0,
@@ -482,12 +486,11 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     ``say_warnings`` is false: an unpickled stencil's were said where it was built)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
+    module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
     # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
-    # re-decoration served from the cache says them again.
-    module.build_warnings = [(w.message, w.category, w.filename, w.lineno) for w in caught]
+    # re-decoration served from the cache says them again. The C core hands them over rather
+    # than issuing them (no warnings.catch_warnings around a build that releases the GIL).
+    module.build_warnings = list(module._analysis_warnings)
     if say_warnings:
         _reissue(module.build_warnings)
     module.options = code_options
@@ -602,4 +605,46 @@ def lazy_stencil(backend=None, definition=None, *, externals=None, rebuild=False
     return decorator if definition is None else decorator(definition)
 
 
-__all__ = ["stencil", "lazy_stencil", "Stencil", "LazyStencil", "BACKENDS", "GT4PY_BACKENDS"]
+def build_all(definitions, *, max_workers=None) -> list:
+    """Build many stencils at once, for a model that defines hundreds at start-up.
+
+    ``definitions`` is an iterable whose items are a definition function or a pair
+    ``(definition, options)``, ``options`` a dict of :func:`stencil`'s keyword arguments
+    (``backend``, ``externals``, ``rebuild``, ``name``, ``build_info`` and the build options).
+    Returns the stencils in the same order. The builds run on a pool of ``max_workers``
+    threads (default: the cores this process may use); each build's LLVM part runs without
+    the GIL, so cpu builds compile in parallel. Every build runs to its end; then the first
+    failure, in the order of ``definitions``, is raised.
+    """
+    items = []
+    for item in definitions:
+        definition, options = (item, {}) if callable(item) else item
+        if not isinstance(options, dict):
+            raise TypeError(f"build_all: the options of {definition!r} must be a dict, got "
+                            f"{type(options).__name__}")
+        items.append((definition, dict(options)))
+    if max_workers is None:
+        try:
+            max_workers = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            max_workers = os.cpu_count() or 1
+    if not isinstance(max_workers, int) or max_workers < 1:
+        raise ValueError(f"build_all: max_workers must be a positive int, got {max_workers!r}")
+
+    def build(item):
+        definition, options = item
+        return stencil(options.pop("backend", None), definition, **options)
+
+    if max_workers == 1 or len(items) <= 1:
+        return [build(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(items)),
+                            thread_name_prefix="gtscript-build") as pool:
+        futures = [pool.submit(build, item) for item in items]
+        wait(futures)
+    return [f.result() for f in futures]  # the first failure in order raises here
+
+
+__all__ = ["stencil", "lazy_stencil", "build_all", "Stencil", "LazyStencil", "BACKENDS",
+           "GT4PY_BACKENDS"]

@@ -5,6 +5,8 @@ hand-written NumPy, and counts that keep the duplication from coming back."""
 import os
 import re
 import sys
+import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -95,7 +97,7 @@ def test_physics_matches_numpy_backend_and_hand_written(fields, physics4, inline
         st = gtscript.stencil(backend, physics4, rebuild=True, **options)
         arrays = [x.copy() for x in inputs]
         st(*arrays, 0.5, origin=origin, domain=domain)
-        for name, got, before, want in zip("t qv ql qi".split(), [arrays[0]] + arrays[2:],
+        for name, got, before, want in zip(["t", "qv", "ql", "qi"], [arrays[0]] + arrays[2:],
                                            [inputs[0]] + inputs[2:], expected):
             fields.assert_written_only_in(got, before, origin, domain, want, what=f"{backend} {name}")
         np.testing.assert_array_equal(arrays[1], inputs[1])  # p is only read
@@ -234,3 +236,127 @@ def test_joined_computations_match_numpy(fields, layout):
         st(a, b, c, origin=origin, domain=domain)
         fields.assert_written_only_in(b, b0, origin, domain, want_b, what=f"{backend} b")
         fields.assert_written_only_in(c, c0, origin, domain, want_c, what=f"{backend} c")
+
+
+# ------------------------------------------------------------ many stencils at once
+
+def _physics(nblocks, name):
+    definition, _ = build_scaling.make_definition(build_scaling.physics_source(nblocks, name), name)
+    return definition
+
+
+def test_builds_on_two_threads_overlap_in_llvm():
+    """The LLVM part of a build runs without the GIL and with a target machine of its own:
+    two threads building distinct stencils are in LLVM at the same time (their
+    build_info intervals overlap; with the GIL held the second could not start its LLVM part
+    before the first ended). Not a timing: the order of events."""
+    definitions = [_physics(4, f"overlap{i}") for i in range(2)]
+    infos = [{}, {}]
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def work(i):
+        try:
+            barrier.wait()
+            gtscript.stencil("cpu", definitions[i], rebuild=True, build_info=infos[i])
+        except Exception as e:  # reported below, not lost in the thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    (s0, e0), (s1, e1) = (info["llvm_interval"] for info in infos)
+    assert 0.0 < s0 < e0 and 0.0 < s1 < e1
+    assert max(s0, s1) < min(e0, e1), "the two LLVM builds ran one after the other"
+
+
+def test_build_info_llvm_interval_only_for_fresh_cpu_builds():
+    info = {}
+    gtscript.stencil("numpy", _hdiff, rebuild=True, build_info=info)
+    assert info["llvm_interval"] == (0.0, 0.0)
+    info = {}
+    gtscript.stencil("cpu", _hdiff, rebuild=True, build_info=info)
+    start, end = info["llvm_interval"]
+    assert 0.0 < start < end and end - start <= info["build_time"]
+
+
+def test_build_all_matches_one_by_one(fields):
+    n = 6
+    definitions = [_physics(1 + i % 2, f"many{i}") for i in range(n)]
+    infos = [{} for _ in range(n)]
+    items = [(d, {"backend": "cpu", "rebuild": True, "build_info": info})
+             for d, info in zip(definitions, infos)]
+    items.append((_point_reused, {"backend": "numpy"}))
+    items.append(_hdiff)  # a bare definition: the default backend
+    filters = list(warnings.filters)
+    stencils = gtscript.build_all(items, max_workers=3)
+    assert warnings.filters == filters  # the builds left the process' warning state alone
+    assert len(stencils) == n + 2
+    assert all(info["module_source"] == "build" for info in infos)
+    assert stencils[n].backend == "numpy" and stencils[n + 1].backend == "cpu"
+    shape = (5, 4, 3)
+    inputs = _physics_inputs(fields, shape)
+    for i, st in enumerate(stencils[:n]):
+        assert st.__name__ == f"many{i}"
+        arrays = [x.copy() for x in inputs]
+        st(*arrays, 0.5)
+        expected = _physics_numpy(*inputs, 0.5, 1 + i % 2)
+        for got, want in zip([arrays[0]] + arrays[2:], expected):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def _never_read(a: gtscript.Field[float], out: gtscript.Field[float]):
+    with computation(PARALLEL), interval(...):
+        unused = a * 2.0
+        out = a
+
+
+def test_build_all_says_each_stencils_warnings_and_raises_the_first_error():
+    def broken(a: gtscript.Field[float]):
+        with computation(PARALLEL), interval(...):
+            a = undefined_name  # noqa: F821
+
+    with pytest.warns(UserWarning, match="unused"):
+        stencils = gtscript.build_all([(_never_read, {"rebuild": True}),
+                                       (_never_read, {"backend": "numpy", "rebuild": True})])
+    assert len(stencils) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # _never_read's, said above
+        with pytest.raises(gtscript.GTScriptSyntaxError, match="undefined_name"):
+            gtscript.build_all([_hdiff, broken, _never_read])
+    with pytest.raises(TypeError, match="must be a dict"):
+        gtscript.build_all([(_hdiff, "cpu")])
+    with pytest.raises(ValueError, match="max_workers"):
+        gtscript.build_all([_hdiff], max_workers=0)
+
+
+def test_lazy_stencil_builds_once_at_first_call_from_many_threads():
+    definition = _physics(1, "lazy_satadj")
+    lazy = gtscript.lazy_stencil("cpu", definition, rebuild=True)
+    assert lazy._implementation is None  # nothing built at decoration
+    inputs = [np.full((4, 3, 2), v) for v in (260.0, 800.0, 0.01, 1e-3, 5e-4)]
+    results, errors = [None] * 4, []
+
+    def call(i):
+        try:
+            arrays = [x.copy() for x in inputs]
+            lazy(*arrays, 0.5)
+            results[i] = arrays
+        except Exception as e:  # reported below, not lost in the thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    built = lazy.implementation
+    assert built is lazy._implementation  # one stencil object, built once
+    expected = _physics_numpy(*inputs, 0.5, 1)
+    for arrays in results:
+        for got, want in zip([arrays[0]] + arrays[2:], expected):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

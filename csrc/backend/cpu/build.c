@@ -26,15 +26,18 @@ static double llvm_budget(void) {
 static bool build_here(const Stencil *st, CpuVariant variant, const char *passes, CpuObject *out,
                        char *err, size_t errlen) {
     double t0 = seconds();
+    out->start = t0;
+    LLVMTargetMachineRef tm = jit_tm_acquire(err, errlen);
+    if (tm == NULL) return false;
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef mod = codegen_cpu(st, variant, ctx, err, errlen);
     bool ok = mod != NULL;
     double t1 = seconds();
     out->ir_seconds = t1 - t0;
     if (ok) {
-        jit_prepare_module(mod);
+        jit_prepare_module(mod, tm);
         JitBudgetReport r;
-        ok = jit_optimise_budgeted(mod, passes ? passes : GT_CPU_PASSES, GT_CPU_CHEAP_PASSES,
+        ok = jit_optimise_budgeted(mod, tm, passes ? passes : GT_CPU_PASSES, GT_CPU_CHEAP_PASSES,
                                    llvm_budget(), &r, err, errlen);
         out->functions = r.functions;
         out->cheap_functions = r.cheap;
@@ -46,11 +49,13 @@ static bool build_here(const Stencil *st, CpuVariant variant, const char *passes
         out->llvm_ir = text ? strdup(text) : NULL;
         LLVMDisposeMessage(text);
         /* code generation mutates the module: emit once, then load that object */
-        ok = jit_emit_object(mod, &out->obj, &out->objlen, err, errlen);
+        ok = jit_emit_object(mod, tm, &out->obj, &out->objlen, err, errlen);
         out->object_seconds = seconds() - t2;
     }
+    out->end = seconds();
     if (mod) LLVMDisposeModule(mod);
     LLVMContextDispose(ctx);
+    jit_tm_release(tm);
     if (!ok) cpu_object_free(out);
     return ok;
 }

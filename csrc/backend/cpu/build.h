@@ -41,6 +41,9 @@ typedef struct CpuObject {
     double object_seconds;   /* code generation: LLVM IR -> object file */
     int functions;           /* functions of the kernel (codegen.c: parts) */
     int cheap_functions;     /* of them, optimised with GT_CPU_CHEAP_PASSES (over budget) */
+    /* when the LLVM part of the build began and ended (CLOCK_MONOTONIC seconds, the clock of
+     * Python's time.perf_counter): builds on several threads show their overlap */
+    double start, end;
 } CpuObject;
 
 /* Generates, optimises (`passes`, NULL for GT_CPU_PASSES) and compiles the kernel for one

@@ -16,12 +16,18 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 /* Process-wide JIT state. LLVM objects are not safe for concurrent use from several
- * threads, so every use below holds `lock`. */
+ * threads, so every use of these below holds `lock`; a build's target machine is its own
+ * while it holds it (jit_tm_acquire). */
+enum { JIT_SPARE_TMS = 16 };
 static struct {
     pthread_mutex_t lock;
     bool ready;
     char *triple, *cpu, *features, *target_id;
-    LLVMTargetMachineRef tm; /* for optimisation and code generation */
+    int codegen_level;
+    LLVMTargetMachineRef tm; /* the first target machine: data layout, and the first build's */
+    bool tm_taken;
+    LLVMTargetMachineRef tms[JIT_SPARE_TMS]; /* more, made for concurrent builds, free */
+    int ntms;
     LLVMOrcLLJITRef jit;
     unsigned long ndylibs;
     /* JITDylibs whose module is gone, emptied and ready for the next load. LLVM's C API
@@ -105,6 +111,7 @@ static bool init_locked(char *err, size_t errlen) {
     const char *lv = getenv("GTSCRIPT_CODEGEN_LEVEL");
     int level = lv && *lv ? atoi(lv) : (int)LLVMCodeGenLevelDefault;
     if (level < 0 || level > 3) level = (int)LLVMCodeGenLevelDefault;
+    J.codegen_level = level;
     J.tm = make_tm((LLVMCodeGenOptLevel)level, err, errlen);
     if (J.tm == NULL) return false;
 
@@ -132,9 +139,35 @@ const char *jit_target_id(void) { return J.target_id ? J.target_id : ""; }
 const char *jit_cpu_name(void) { return J.cpu ? J.cpu : ""; }
 bool jit_has_wide_vectors(void) { return J.features && strstr(J.features, "+avx512f") != NULL; }
 
-void jit_prepare_module(LLVMModuleRef m) {
+LLVMTargetMachineRef jit_tm_acquire(char *err, size_t errlen) {
+    LLVMTargetMachineRef tm = NULL;
+    pthread_mutex_lock(&J.lock);
+    if (init_locked(err, errlen)) {
+        if (!J.tm_taken) {
+            J.tm_taken = true;
+            tm = J.tm;
+        } else if (J.ntms > 0) {
+            tm = J.tms[--J.ntms];
+        } else {
+            tm = make_tm((LLVMCodeGenOptLevel)J.codegen_level, err, errlen);
+        }
+    }
+    pthread_mutex_unlock(&J.lock);
+    return tm;
+}
+
+void jit_tm_release(LLVMTargetMachineRef tm) {
+    if (tm == NULL) return;
+    pthread_mutex_lock(&J.lock);
+    if (tm == J.tm) J.tm_taken = false;
+    else if (J.ntms < JIT_SPARE_TMS) J.tms[J.ntms++] = tm;
+    else LLVMDisposeTargetMachine(tm);
+    pthread_mutex_unlock(&J.lock);
+}
+
+void jit_prepare_module(LLVMModuleRef m, LLVMTargetMachineRef tm) {
     LLVMSetTarget(m, J.triple);
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(J.tm);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(m, dl);
     LLVMDisposeTargetData(dl);
 }
@@ -151,20 +184,20 @@ static bool verify(LLVMModuleRef m, char *err, size_t errlen) {
     return true;
 }
 
-static bool run_passes(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
+static bool run_passes(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes, char *err,
+                       size_t errlen) {
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
     LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
-    pthread_mutex_lock(&J.lock);
-    LLVMErrorRef e = LLVMRunPasses(m, passes, J.tm, opts);
-    pthread_mutex_unlock(&J.lock);
+    LLVMErrorRef e = LLVMRunPasses(m, passes, tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     return take_error(e, "LLVM optimisation failed", err, errlen);
 }
 
-bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen) {
-    return verify(m, err, errlen) && run_passes(m, passes, err, errlen);
+bool jit_optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes, char *err,
+                  size_t errlen) {
+    return verify(m, err, errlen) && run_passes(m, tm, passes, err, errlen);
 }
 
 /* Marks every defined function but those in [from, to) optnone (the pass managers then skip
@@ -188,8 +221,9 @@ static double seconds_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool jit_optimise_budgeted(LLVMModuleRef m, const char *passes, const char *cheap, double budget,
-                           JitBudgetReport *report, char *err, size_t errlen) {
+bool jit_optimise_budgeted(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes,
+                           const char *cheap, double budget, JitBudgetReport *report, char *err,
+                           size_t errlen) {
     memset(report, 0, sizeof *report);
     int n = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
@@ -209,19 +243,18 @@ bool jit_optimise_budgeted(LLVMModuleRef m, const char *passes, const char *chea
         bool over = seconds_now() - start >= budget;
         if (n > JIT_BATCH || over) only_optimise(fns, n, from, to);
         if (over) report->cheap += to - from;
-        ok = run_passes(m, over ? cheap : passes, err, errlen);
+        ok = run_passes(m, tm, over ? cheap : passes, err, errlen);
     }
     if (n > JIT_BATCH || report->cheap) only_optimise(fns, n, 0, 0);
     free(fns);
     return ok;
 }
 
-bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen) {
+bool jit_emit_object(LLVMModuleRef m, LLVMTargetMachineRef tm, char **obj, size_t *objlen,
+                     char *err, size_t errlen) {
     LLVMMemoryBufferRef buf = NULL;
     char *msg = NULL;
-    pthread_mutex_lock(&J.lock);
-    LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(J.tm, m, LLVMObjectFile, &msg, &buf);
-    pthread_mutex_unlock(&J.lock);
+    LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &msg, &buf);
     if (failed) {
         snprintf(err, errlen, "LLVM code generation failed: %s", msg ? msg : "");
         LLVMDisposeMessage(msg);

@@ -1,5 +1,7 @@
 /*
- * The host target and LLVM's ORC LLJIT: one target machine and one LLJIT per process,
+ * The host target and LLVM's ORC LLJIT: one LLJIT per process and target machines handed
+ * to builds one at a time (a build on each of several threads compiles in parallel: a
+ * target machine is not safe for concurrent use, distinct ones in distinct contexts are),
  * one JITDylib per loaded stencil module (emptied when the module is unloaded and reused by a
  * later load). A module is built to an object file
  * (kept for the disk cache) and that object is what the JIT loads, for a fresh build and
@@ -23,10 +25,16 @@ const char *jit_target_id(void);
 const char *jit_cpu_name(void);
 /* Whether the host has 512-bit vectors (AVX-512F): kernels then ask LLVM for them. */
 bool jit_has_wide_vectors(void);
+/* A target machine for the host that no other thread uses until jit_tm_release; made once
+ * and reused (creating one costs a build of a small stencil a measurable part of its time).
+ * NULL with a message on failure. */
+LLVMTargetMachineRef jit_tm_acquire(char *err, size_t errlen);
+void jit_tm_release(LLVMTargetMachineRef tm);
 /* Gives a module the host's triple and data layout. */
-void jit_prepare_module(LLVMModuleRef m);
+void jit_prepare_module(LLVMModuleRef m, LLVMTargetMachineRef tm);
 /* Runs the optimisation pipeline (`passes`, e.g. "default<O3>") with the host target. */
-bool jit_optimise(LLVMModuleRef m, const char *passes, char *err, size_t errlen);
+bool jit_optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes, char *err,
+                  size_t errlen);
 /* Functions optimised per run of the pipeline (jit_optimise_budgeted). */
 enum { JIT_BATCH = 8 };
 
@@ -38,10 +46,12 @@ typedef struct JitBudgetReport {
 /* Runs `passes` on the module's functions a batch at a time; once `budget` seconds have gone
  * by, the remaining batches get `cheap` instead (a build that would run for minutes
  * finishes, with slower code for those functions). Functions must be noinline. */
-bool jit_optimise_budgeted(LLVMModuleRef m, const char *passes, const char *cheap, double budget,
-                           JitBudgetReport *report, char *err, size_t errlen);
+bool jit_optimise_budgeted(LLVMModuleRef m, LLVMTargetMachineRef tm, const char *passes,
+                           const char *cheap, double budget, JitBudgetReport *report, char *err,
+                           size_t errlen);
 /* Emits an object file into a malloc'ed buffer (*obj, *objlen). */
-bool jit_emit_object(LLVMModuleRef m, char **obj, size_t *objlen, char *err, size_t errlen);
+bool jit_emit_object(LLVMModuleRef m, LLVMTargetMachineRef tm, char **obj, size_t *objlen,
+                     char *err, size_t errlen);
 
 typedef struct JitModule {
     void *jd; /* LLVMOrcJITDylibRef */
