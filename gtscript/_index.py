@@ -10,6 +10,12 @@ get right is that the tree is the one the definition lowers to today, so the pre
 everything the frontend reads (gtscript/frontend/fingerprint.py) and the versions of
 everything that lowers it (``environment_token``).
 
+Format: a magic line, a line of the cache key and ``E`` (an entry of the disk cache holds
+that key's code) or ``N`` (none: the numpy backend's), a line of the payload's SHA-256, and
+the payload (marshal of pre-key, cache key, tree). The key line is what the core's eviction
+(csrc/cache/evict.c) reads: an ``E`` file whose entry is gone goes with it, the oldest ``N``
+files go beyond a count, and a file of another format is removed.
+
 Files follow the entries' rules (csrc/cache/): the checked directory is opened once by the
 core and every access is relative to that descriptor; a file is written under a temporary
 name and renamed into place (concurrent writers: the last rename wins, every version is
@@ -28,7 +34,7 @@ import sys
 
 from . import _core
 
-_MAGIC = b"gtscript-index-1\n"
+_MAGIC = b"gtscript-index-2\n"
 _PREFIX = "index-"
 _TEMP_PREFIX = ".idx-tmp-"
 _MAX_BYTES = 64 << 20
@@ -109,8 +115,9 @@ def load(key: str):
 
 
 def _decode(key: str, data: bytes):
-    head = len(_MAGIC)
-    if not data.startswith(_MAGIC) or len(data) < head + 65 or data[head + 64:head + 65] != b"\n":
+    head = len(_MAGIC) + 67  # the key line: 64 hex digits, a space, E or N, a newline
+    if (not data.startswith(_MAGIC) or len(data) < head + 65 or data[head - 1:head] != b"\n"
+            or data[head + 64:head + 65] != b"\n"):
         return None
     payload = data[head + 65:]
     if hashlib.sha256(payload).hexdigest().encode() != data[head:head + 64]:
@@ -120,8 +127,9 @@ def _decode(key: str, data: bytes):
     except (ValueError, EOFError, TypeError):
         return None
     if (stored_key != key or not isinstance(cache_key, str) or len(cache_key) != 64
-            or not isinstance(tree, dict)):
-        return None  # another pre-key's file under this name
+            or not isinstance(tree, dict)
+            or data[len(_MAGIC):len(_MAGIC) + 64] != cache_key.encode("ascii", "replace")):
+        return None  # another pre-key's file under this name, or a damaged key line
     return cache_key, tree
 
 
@@ -131,12 +139,17 @@ def store(key: str, cache_key: str, tree: dict) -> None:
         payload = marshal.dumps((key, cache_key, tree))
     except ValueError:
         return  # a tree holding values marshal cannot write: no index for it
-    data = _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     dirfd = _open_dir(True)
     if dirfd is None:
         return
     temp = _TEMP_PREFIX + secrets.token_hex(8)
     try:
+        try:  # does an entry of the disk cache hold the code? (not for the numpy backend)
+            entry = stat.S_ISDIR(os.stat(cache_key, dir_fd=dirfd, follow_symlinks=False).st_mode)
+        except (OSError, ValueError):
+            entry = False
+        data = (_MAGIC + cache_key.encode("ascii", "replace") + (b" E\n" if entry else b" N\n")
+                + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dirfd)
         try:

@@ -4,6 +4,7 @@ hand-written NumPy, and counts that keep the duplication from coming back."""
 
 import os
 import re
+import shutil
 import sys
 import threading
 import warnings
@@ -360,3 +361,59 @@ def test_lazy_stencil_builds_once_at_first_call_from_many_threads():
     for arrays in results:
         for got, want in zip([arrays[0]] + arrays[2:], expected):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------ index files go with their entries
+
+def _index_files(cache):
+    return {p.name: p for p in cache.iterdir() if p.name.startswith("index-")}
+
+
+def _key_line(path):
+    """The cache key and the E/N flag of an index file (gtscript/_index.py's format)."""
+    lines = path.read_bytes().split(b"\n", 2)
+    key, flag = lines[1].split(b" ")
+    return key.decode(), flag.decode()
+
+
+def _scaled(a: gtscript.Field[float], out: gtscript.Field[float], s: float):
+    with computation(PARALLEL), interval(...):
+        out = a * s
+
+
+def test_eviction_leaves_no_orphan_index_files(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(cache))
+    gtscript.cache.clear()  # the decorator's memory table: every stencil below is a build
+    a = gtscript.stencil("cpu", _hdiff, rebuild=True)
+    gtscript.stencil("cpu", _point_reused, rebuild=True)
+    gtscript.stencil("numpy", _point_reused, rebuild=True)
+    files = _index_files(cache)
+    assert len(files) == 3
+    kinds = {name: _key_line(path) for name, path in files.items()}
+    assert sorted(flag for _, flag in kinds.values()) == ["E", "E", "N"]
+    (a_index,) = [n for n, (key, _) in kinds.items() if key == a.cache_key]
+    # an entry deleted behind the cache's back, files of other formats, a writer that died
+    shutil.rmtree(cache / a.cache_key)
+    (cache / ("index-" + "0" * 64)).write_bytes(b"gtscript-index-1\n" + b"x" * 200)
+    (cache / ("index-" + "1" * 64)).write_bytes(b"")
+    stale = cache / ".idx-tmp-0123456789abcdef"
+    stale.write_bytes(b"partial")
+    os.utime(stale, (1.0, 1.0))
+    gtscript.stencil("cpu", _scaled, rebuild=True)  # a store: the eviction runs
+    left = _index_files(cache)
+    assert a_index not in left
+    assert ("index-" + "0" * 64) not in left and ("index-" + "1" * 64) not in left
+    assert not stale.exists()
+    assert len(left) == 3  # _point_reused's two and _scaled's
+    for path in left.values():
+        key, flag = _key_line(path)
+        assert flag == "N" or (cache / key).is_dir()
+    # a cache too small for any entry: every index that named one goes with it
+    monkeypatch.setenv("GTSCRIPT_CACHE_MAX_BYTES", "1")
+    gtscript.stencil("cpu", _hdiff, rebuild=True)
+    left = _index_files(cache)
+    assert not [p for p in cache.iterdir() if len(p.name) == 64]  # no entry left
+    # numpy's, and hdiff's written after its entry was evicted (it names none)
+    assert sorted(_key_line(p)[1] for p in left.values()) == ["N", "N"]
+    gtscript.cache.clear()

@@ -16,6 +16,13 @@
  * this old (a live writer finishes within seconds). */
 enum { STALE_SECONDS = 3600 };
 
+/* Index files of the decorator's pre-key (gtscript/_index.py) that name no entry (the numpy
+ * backend's) kept at most: the newest, by modification time. */
+enum { MAX_ENTRYLESS_INDEXES = 4096 };
+
+#define INDEX_PREFIX "index-"
+#define INDEX_MAGIC "gtscript-index-2\n"
+
 typedef struct EntryInfo {
     char name[65];        /* a key: 64 hex digits */
     struct timespec used; /* metadata mtime; 0 when the metadata is missing (evicted first) */
@@ -31,7 +38,8 @@ bool cache_is_key_name(const char *name) {
 }
 
 static bool is_temp_name(const char *name) {
-    return strncmp(name, ".tmp-", 5) == 0 || strncmp(name, ".del-", 5) == 0;
+    return strncmp(name, ".tmp-", 5) == 0 || strncmp(name, ".del-", 5) == 0 ||
+           strncmp(name, ".idx-tmp-", 9) == 0; /* an index file's (gtscript/_index.py) */
 }
 
 static void measure(int dirfd, const char *name, EntryInfo *e) {
@@ -108,6 +116,93 @@ static int by_use(const void *a, const void *b) {
     return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
 }
 
+/* ---- index files ------------------------------------------------------------------- */
+
+typedef struct IndexInfo {
+    char *name;
+    struct timespec mtime;
+} IndexInfo;
+
+typedef enum { INDEX_ORPHAN, INDEX_ENTRY, INDEX_ENTRYLESS } IndexKind;
+
+/* What the key line of index file `name` says, checked against the directory: a file that
+ * is not a regular file, of another format, or naming an entry that is gone is an orphan. */
+static IndexKind index_kind(int dirfd, const char *name, struct timespec *mtime) {
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? INDEX_ENTRY : INDEX_ORPHAN; /* gone: nothing to do */
+    enum { MAGIC_LEN = sizeof INDEX_MAGIC - 1, HEAD = MAGIC_LEN + 67 };
+    char head[HEAD];
+    struct stat sb;
+    ssize_t got = 0;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        *mtime = sb.st_mtim;
+        while (got < HEAD) {
+            ssize_t r = read(fd, head + got, (size_t)(HEAD - got));
+            if (r <= 0) break;
+            got += r;
+        }
+    }
+    close(fd);
+    if (got < HEAD || memcmp(head, INDEX_MAGIC, MAGIC_LEN) != 0 || head[MAGIC_LEN + 64] != ' ' ||
+        head[HEAD - 1] != '\n')
+        return INDEX_ORPHAN;
+    char key[65];
+    memcpy(key, head + MAGIC_LEN, 64);
+    key[64] = '\0';
+    if (!cache_is_key_name(key)) return INDEX_ORPHAN;
+    if (head[MAGIC_LEN + 65] == 'N') return INDEX_ENTRYLESS;
+    if (head[MAGIC_LEN + 65] != 'E') return INDEX_ORPHAN;
+    return fstatat(dirfd, key, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) ? INDEX_ENTRY
+                                                                                       : INDEX_ORPHAN;
+}
+
+static int by_mtime_newest_first(const void *a, const void *b) {
+    const struct timespec *x = &((const IndexInfo *)a)->mtime, *y = &((const IndexInfo *)b)->mtime;
+    if (x->tv_sec != y->tv_sec) return x->tv_sec > y->tv_sec ? -1 : 1;
+    return (x->tv_nsec < y->tv_nsec) - (x->tv_nsec > y->tv_nsec);
+}
+
+/* Index files go with the entries they name, so that they never outgrow the cache: an orphan
+ * is removed (a writer racing with this sees a miss next time and writes it again), and of
+ * those that name no entry the newest MAX_ENTRYLESS_INDEXES stay. */
+static void evict_indexes(int dirfd) {
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    IndexInfo *keep = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, INDEX_PREFIX, sizeof INDEX_PREFIX - 1) != 0) continue;
+        struct timespec mtime = {0, 0};
+        IndexKind k = index_kind(dirfd, de->d_name, &mtime);
+        if (k == INDEX_ORPHAN) {
+            unlinkat(dirfd, de->d_name, 0); /* a directory of that name stays: not ours */
+            continue;
+        }
+        if (k != INDEX_ENTRYLESS) continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            IndexInfo *w = realloc(keep, c * sizeof *w);
+            if (w == NULL) break; /* out of memory: the count is bounded at a later store */
+            keep = w;
+            cap = c;
+        }
+        if ((keep[n].name = strdup(de->d_name)) == NULL) break;
+        keep[n++].mtime = mtime;
+    }
+    closedir(d);
+    if (n > MAX_ENTRYLESS_INDEXES) {
+        qsort(keep, n, sizeof *keep, by_mtime_newest_first);
+        for (size_t i = MAX_ENTRYLESS_INDEXES; i < n; i++) unlinkat(dirfd, keep[i].name, 0);
+    }
+    for (size_t i = 0; i < n; i++) free(keep[i].name);
+    free(keep);
+}
+
 void cache_evict(int dirfd, unsigned long long max_bytes) {
     size_t n;
     EntryInfo *v = scan(dirfd, &n);
@@ -118,6 +213,7 @@ void cache_evict(int dirfd, unsigned long long max_bytes) {
     for (size_t i = 0; i < n && total > max_bytes; i++)
         if (cache_discard(dirfd, v[i].name)) total -= v[i].bytes;
     free(v);
+    evict_indexes(dirfd);
 }
 
 long cache_clear_dir(int dirfd) {
