@@ -152,16 +152,22 @@ GtKernelFn module_kernel(ModuleObject *m, CpuVariant variant) {
         return m->kernel;
     }
     if (m->variant[v]) return m->variant[v];
-    /* Obtained with the GIL held: two threads never build the same variant at once. A
-     * variant is cached like the main kernel, under a key derived from the module's. */
+    /* A variant is cached like the main kernel, under a key derived from the module's. Its
+     * build releases the GIL: another thread may build the same variant meanwhile, and the
+     * first to get the GIL back keeps its code (the check and the store below run under it). */
     char key[CACHE_HEX_LEN + 1];
     if (!cache_variant_key(m->cache_key, v, key)) return NULL;
     CacheRequest rq = {.key = key, .backend = "cpu", .target = jit_target_id(), .st = m->st};
     CpuBuild b = {.st = m->st, .variant = variant, .passes = m->passes, .m = NULL};
     const char *origin;
-    m->variant_code[v] = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
-    if (m->variant_code[v] == NULL) return NULL;
-    m->variant[v] = (GtKernelFn)m->variant_code[v]->jit.fn;
+    CacheEntry *code = cache_obtain(&rq, false, build_cpu_object, &b, &origin);
+    if (code == NULL) return NULL;
+    if (m->variant[v]) { /* another thread's build finished first */
+        cache_entry_unref(code);
+        return m->variant[v];
+    }
+    m->variant_code[v] = code;
+    m->variant[v] = (GtKernelFn)code->jit.fn;
     return m->variant[v];
 }
 

@@ -417,3 +417,37 @@ def test_eviction_leaves_no_orphan_index_files(tmp_path, monkeypatch):
     # numpy's, and hdiff's written after its entry was evicted (it names none)
     assert sorted(_key_line(p)[1] for p in left.values()) == ["N", "N"]
     gtscript.cache.clear()
+
+
+def test_a_layout_variant_built_by_several_threads_at_once():
+    """The first call in a new memory layout builds that variant of the kernel, without the
+    GIL: threads calling at once all get a working kernel, and the stencil keeps one."""
+    definition = _physics(2, "variant_race")
+    st = gtscript.stencil("cpu", definition, rebuild=True)
+    shape = (6, 5, 4)
+    rng = np.random.default_rng(7)
+    base = [rng.uniform(240.0, 285.0, shape), rng.uniform(300.0, 1000.0, shape),
+            rng.uniform(0.0, 0.02, shape), rng.uniform(0.0, 2e-3, shape),
+            rng.uniform(0.0, 1e-3, shape)]
+    expected = _physics_numpy(*base, 0.5, 2)
+    results, errors = [None] * 4, []
+    barrier = threading.Barrier(4)
+
+    def call(i):
+        try:
+            arrays = [np.asfortranarray(x) for x in base]  # a layout not built yet
+            barrier.wait()
+            st(*arrays, 0.5)
+            results[i] = arrays
+        except Exception as e:  # reported below, not lost in the thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for arrays in results:
+        for got, want in zip([arrays[0]] + arrays[2:], expected):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
