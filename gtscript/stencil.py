@@ -202,9 +202,9 @@ class NumpyStencil(Stencil):
 
     def __call__(self, *args, **kwargs):
         call_start = time.perf_counter()
-        fields, scalars, domain, exec_info = self.bind(*args, **kwargs)
+        fields, scalars, domain, exec_info, anchors = self.bind(*args, **kwargs)
         run_start = time.perf_counter()
-        numpy_backend.execute(self._tree, fields, scalars, domain)
+        numpy_backend.execute(self._tree, fields, scalars, domain, anchors)
         run_end = time.perf_counter()
         if exec_info is not None:
             self._record_call(exec_info, fields, domain, call_start, run_start, run_end)
