@@ -628,7 +628,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         return false;
     }
     /* a region placed away from the domain's edges reads what the analysis did not see */
-    if (b->global && !gregion_reach(st, b)) return false;
+    if (b->global && !gregion_reach(st, b, true)) return false;
     note_shared_memory(st, b);
     if (!b->validate) return true;
     for (int i = 0; i < st->nparams; i++) {

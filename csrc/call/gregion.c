@@ -4,6 +4,7 @@
  */
 #include "call/gregion.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Entries of global_domain are at most this, so that an anchor plus a region bound's offset
@@ -106,6 +107,7 @@ typedef struct {
     Bound *b;
     int64_t lo[2], hi[2]; /* the points [lo, hi) where the current statement runs */
     bool temp_read;
+    bool writes; /* the reach includes the points written */
 } RCtx;
 
 /* The points [lo, hi) of the plane where a statement of extent h runs inside one box (NULL:
@@ -157,6 +159,7 @@ static void stmt_fields(const Stmt *s, FieldVisitor fn, void *ctx) {
 
 static void stmt_writes(RCtx *c, const Stmt *s) {
     static const int zero[3] = {0, 0, 0};
+    if (!c->writes) return;
     if (s->kind == S_ASSIGN) reach(c, s->assign.target->slot, zero);
     else if (s->kind == S_WHILE)
         for (int i = 0; i < s->while_.body.n; i++) stmt_writes(c, s->while_.body.items[i]);
@@ -193,9 +196,9 @@ static bool stmt_reach(RCtx *c, const Stmt *s) {
     return true;
 }
 
-bool gregion_reach(const Stencil *st, Bound *b) {
+bool gregion_reach(const Stencil *st, Bound *b, bool writes) {
     for (int i = 0; i < st->nfields; i++) memset(b->greach[i], 0, sizeof b->greach[i]);
-    RCtx c = {.st = st, .b = b};
+    RCtx c = {.st = st, .b = b, .writes = writes};
     for (int ci = 0; ci < st->ncomps; ci++) {
         const Computation *comp = &st->comps[ci];
         for (int i = 0; i < comp->nintervals; i++) {
@@ -205,4 +208,44 @@ bool gregion_reach(const Stencil *st, Bound *b) {
         }
     }
     return true;
+}
+
+PyObject *gregion_reach_method(ModuleObject *m, PyObject *args) {
+    const Stencil *st = m->st;
+    PyObject *domain, *global_origin, *global_domain, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOO:_region_reach", &domain, &global_origin, &global_domain))
+        return NULL;
+    Bound *b = calloc(1, sizeof *b); /* 30 kB: off the stack of a Python thread */
+    if (b == NULL) return PyErr_NoMemory();
+    int64_t n[3];
+    int count = 0;
+    if (!parse_global(domain, "domain", n, &count)) goto done;
+    if (count != 3 || n[0] < 1 || n[1] < 1 || n[2] < 1) {
+        PyErr_SetString(PyExc_ValueError, "domain must be 3 integers of at least 1");
+        goto done;
+    }
+    memcpy(b->domain, n, sizeof n);
+    if (n[0] < st->region_min_domain[0] || n[1] < st->region_min_domain[1]) {
+        PyErr_Format(PyExc_ValueError,
+                     "the domain is %lld x %lld in I and J, but the stencil's horizontal regions "
+                     "need at least %d x %d points for its extents to hold",
+                     (long long)n[0], (long long)n[1], st->region_min_domain[0],
+                     st->region_min_domain[1]);
+        goto done;
+    }
+    if (!gregion_bind(st, global_origin, global_domain, b) || !gregion_reach(st, b, false)) goto done;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (s->kind != SYM_FIELD) continue;
+        const int64_t *r = b->greach[s->slot];
+        PyObject *v = Py_BuildValue("((LL)(LL))", (long long)r[0], (long long)r[1], (long long)r[2],
+                                    (long long)r[3]);
+        if (v == NULL || PyDict_SetItemString(d, s->name, v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    result = d;
+done:
+    free(b);
+    return result;
 }

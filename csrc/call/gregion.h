@@ -23,9 +23,15 @@
  * ValueError or TypeError naming the argument. */
 bool gregion_bind(const Stencil *st, PyObject *global_origin, PyObject *global_domain, Bound *b);
 
-/* With b->global: fills b->greach for every field slot from the statements' extents and
- * their region boxes as placed by b->domain[3..6]; false with a ValueError when a
+/* Fills b->greach for every field slot from the statements' extents and their region boxes
+ * as placed by b->domain[3..6] (reads, and with `writes` the points written); false with a ValueError when a
  * statement's region covers points the analysis did not compute its inputs for. */
-bool gregion_reach(const Stencil *st, Bound *b);
+bool gregion_reach(const Stencil *st, Bound *b, bool writes);
+
+/* Module._region_reach(domain, global_origin, global_domain): per argument field, the
+ * ((lowest, highest) I, (lowest, highest) J) offsets from the domain that a call with this
+ * placement reads; raises what the call would raise for the placement. For
+ * gtscript.distributed, which exchanges the halos each rank's part really reads. */
+PyObject *gregion_reach_method(ModuleObject *m, PyObject *args);
 
 #endif
