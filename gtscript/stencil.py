@@ -349,7 +349,8 @@ def _resolve_backend(backend) -> str:
 
 
 #: Keyword arguments every call takes besides the stencil's own (cuda adds ``stream``).
-_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None))
+_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None),
+                 ("global_origin", None), ("global_domain", None))
 
 
 def _call_signature(definition, backend) -> inspect.Signature:

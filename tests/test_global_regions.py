@@ -200,3 +200,14 @@ def test_a_region_reading_temporaries_beyond_its_analysis_is_refused(rng):
         expected[1] = A[1]
         expected[2:5] = 2.0 * A[1:4]
         np.testing.assert_array_equal(out, expected, err_msg=name)
+
+
+def test_cuda_source_places_regions_at_run_time():
+    """The CUDA C reads the anchors from the launch's domain array (no rank, origin or grid
+    size is compiled in), and NVRTC compiles it."""
+    st = gtscript.stencil("cuda", edges)
+    src = st.source()
+    for k in range(4, 8):
+        assert f"gt_domain[{k}]" in src
+    ptx = st._cuda_ptx("sm_80")
+    assert ".target sm_80" in ptx
