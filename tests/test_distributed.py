@@ -57,7 +57,8 @@ CASES_4 = (["hdiff-periodic-cpu-overlap0", "hdiff-periodic-cpu-overlap1",
             "numpy-backend-overlap1", "column-solver", "scatter-gather-exchange", "errors", "overlap-bands"]
            + [f"walls-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4") for o in (0, 1)]
            + [f"regions-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4", "periodic", "float32-F")
-              for o in (0, 1)] + ["regions-one-build"])
+              for o in (0, 1)] + ["regions-one-build"]
+           + [f"regions-one-sided-{d}-overlap{o}" for d in ("2x2", "4x1") for o in (0, 1)])
 
 
 def test_four_ranks_match_a_single_process():

@@ -211,3 +211,47 @@ def test_cuda_source_places_regions_at_run_time():
         assert f"gt_domain[{k}]" in src
     ptx = st._cuda_ptx("sm_80")
     assert ".target sm_80" in ptx
+
+
+def edge_temps(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        t = a[1, 0, 0] - a[-1, 0, 0]
+        with horizontal(region[I[-1], :]):
+            t = a  # two writers: t stays a temporary
+        out = t + a[0, 1, 0]
+        with horizontal(region[I[0], :]):
+            out = t[1, 0, 0]
+        with horizontal(region[I[-1], J[0]:J[2]]):
+            out = t[-1, 0, 0] + 1.0
+
+
+def edge_temps_numpy(A):
+    ni, nj, _ = NG
+    sh = lambda di, dj: A[H + di:H + di + ni, H + dj:H + dj + nj]  # noqa: E731
+    t = A[H + 1:H + ni + 2, H:H + nj] - A[H - 1:H + ni, H:H + nj]  # t on I in [0, ni + 1)
+    t[ni - 1] = sh(0, 0)[ni - 1]  # the grid's last column
+    out = t[:ni] + sh(0, 1)
+    out[0] = t[1]
+    out[-1, 0:2] = t[ni - 2, 0:2] + 1.0
+    return out
+
+
+@pytest.mark.parametrize("defn, reference", [(edges, edges_numpy), (edge_temps, edge_temps_numpy)])
+def test_every_placement_of_a_part_matches_the_whole_grid(rng, defn, reference):
+    """Every part of the grid, of a few sizes, at every position: cut out with its halo and
+    called with its placement, it computes the whole grid's values there (regions reading
+    temporaries at the grid's edges included: such parts are placed as analysed, or the
+    regions miss them)."""
+    A = rng.uniform(-1, 1, (NG[0] + 2 * H, NG[1] + 2 * H, NG[2]))
+    full = reference(A)
+    for name, st in backends(defn, block=(16, 16)):
+        for n in ((3, 2), (4, 9), (11, 1), (2, 5)):
+            for gi in range(NG[0] - n[0] + 1):
+                for gj in range(NG[1] - n[1] + 1):
+                    a = A[gi:gi + n[0] + 2 * H, gj:gj + n[1] + 2 * H]
+                    out = np.full(a.shape, SENTINEL)
+                    st(a, out, origin=(H, H, 0), domain=(*n, NG[2]), global_origin=(gi, gj),
+                       global_domain=NG[:2])
+                    expected = np.full(a.shape, SENTINEL)
+                    expected[H:H + n[0], H:H + n[1]] = full[gi:gi + n[0], gj:gj + n[1]]
+                    np.testing.assert_array_equal(out, expected, err_msg=f"{name} {n} {gi} {gj}")

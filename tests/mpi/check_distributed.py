@@ -145,6 +145,16 @@ def case_regions():
     for overlap in (False, True):
         loc = distributed(dec, walls, g, STEPS, overlap)
         compare(dec, ref, loc, f"regions-periodic-overlap{int(overlap)}")
+    # one-sided reads in the regions: I[0] reads one point right, which no rank's halo
+    # needs (the grid's first column has its neighbour inside the same rank)
+    sided = common.build(common.one_sided_def, builder=dist.stencil)
+    ref = single(sided, g, STEPS, h, False)
+    for dims in dims_choices()[:2]:
+        dec = dist.Decomposition(shape, h, dims=dims)
+        assert dec.halo_widths(sided) == {"inp": ((1, 0), (0, 1))}
+        for overlap in (False, True):
+            loc = distributed(dec, sided, g, STEPS, overlap)
+            compare(dec, ref, loc, f"regions-one-sided-{dims[0]}x{dims[1]}-overlap{int(overlap)}")
     ok("regions-one-build")
 
 

@@ -124,3 +124,14 @@ def cut_region_def(a: Field[np.float64], out: Field[np.float64]):
         out = a
         with horizontal(region[I[1]:, :]):
             out = t[-1, 0, 0]
+
+
+def one_sided_def(inp: Field[np.float64], out: Field[np.float64]):
+    """Regions reading one-sided (I[0] reads to the right, I[-1] to the left): the halo
+    widths differ per side, and per rank."""
+    with computation(PARALLEL), interval(...):
+        out = inp[-1, 0, 0] + inp[0, 1, 0]
+        with horizontal(region[I[0], :]):
+            out = inp[1, 0, 0]
+        with horizontal(region[I[-1], :]):
+            out = 3.0 * inp[-1, 0, 0]
