@@ -6,9 +6,9 @@ with sentinel-filled margins."""
 
 import numpy as np
 import pytest
+from cuda_emulation.runner import emulate, require_compiler
 
 import gtscript
-from cuda_emulation.runner import emulate, require_compiler
 from gtscript import PARALLEL, Field, I, J, computation, horizontal, interval, region
 
 H = 2                  # halo of the local arrays
@@ -37,7 +37,7 @@ def edges_numpy(A):
     """`edges` on the whole grid, written by hand (A has H halo points in I and J)."""
     ni, nj, _ = NG
     c = A[H:H + ni, H:H + nj]
-    sh = lambda di, dj: A[H + di:H + di + ni, H + dj:H + dj + nj]  # noqa: E731
+    sh = lambda di, dj: A[H + di:H + di + ni, H + dj:H + dj + nj]
     out = sh(1, 0) + sh(-1, 0) + sh(0, 1) + sh(0, -1)
     out[0] = (sh(1, 0) - c)[0]
     out[-1] = (sh(-1, 0) * 2.0)[-1]
@@ -227,7 +227,7 @@ def edge_temps(a: Field[np.float64], out: Field[np.float64]):
 
 def edge_temps_numpy(A):
     ni, nj, _ = NG
-    sh = lambda di, dj: A[H + di:H + di + ni, H + dj:H + dj + nj]  # noqa: E731
+    sh = lambda di, dj: A[H + di:H + di + ni, H + dj:H + dj + nj]
     t = A[H + 1:H + ni + 2, H:H + nj] - A[H - 1:H + ni, H:H + nj]  # t on I in [0, ni + 1)
     t[ni - 1] = sh(0, 0)[ni - 1]  # the grid's last column
     out = t[:ni] + sh(0, 1)

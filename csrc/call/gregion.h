@@ -24,8 +24,9 @@
 bool gregion_bind(const Stencil *st, PyObject *global_origin, PyObject *global_domain, Bound *b);
 
 /* Fills b->greach for every field slot from the statements' extents and their region boxes
- * as placed by b->domain[3..6] (reads, and with `writes` the points written); false with a ValueError when a
- * statement's region covers points the analysis did not compute its inputs for. */
+ * as placed by b->domain[3..6] (reads, and with `writes` the points written); false with a
+ * ValueError when a statement's region covers points the analysis did not compute its
+ * inputs for. */
 bool gregion_reach(const Stencil *st, Bound *b, bool writes);
 
 /* Module._region_reach(domain, global_origin, global_domain): per argument field, the
