@@ -382,6 +382,7 @@ class Decomposition:
 
     def free(self) -> None:
         """Free the cached MPI datatypes and the Cartesian communicator."""
+        self.__dict__.pop("_region_plans", None)
         for t in self._types.values():
             t.Free()
         self._types.clear()
@@ -422,11 +423,13 @@ class Decomposition:
         (each part accepted, the interior reading no halo). A placement the one compiled
         stencil cannot run raises the same DecompositionError on every rank."""
         target = getattr(stencil, "implementation", stencil)
-        plans = target.__dict__.setdefault("_distributed_regions", {})
-        key = (self.global_shape, self.dims, self.halo, self.periodic, self.comm.size)
-        plan = plans.get(key)
-        if plan is not None:
-            return plan
+        # kept by this decomposition (the same on every rank of its communicator, so every
+        # rank takes part in the collective below at the same call); the entry holds the
+        # stencil, so its id is not reused while the entry lives
+        plans = self.__dict__.setdefault("_region_plans", {})
+        entry = plans.get(id(target))
+        if entry is not None and entry[0] is target:
+            return entry[1]
         names = [name for name, info in target.field_info.items()
                  if "I" in info["axes"] and "J" in info["axes"]]
         mine = np.zeros((max(len(names), 1), 4), dtype=np.int64)
@@ -457,7 +460,8 @@ class Decomposition:
                         f"parts")
                 widths[name] = ((w[0], w[1]), (w[2], w[3]))
         self._check_halo(widths)
-        plan = plans[key] = (widths, self._overlap_fits(target, widths))
+        plan = (widths, self._overlap_fits(target, widths))
+        plans[id(target)] = (target, plan)
         return plan
 
     def _overlap_fits(self, target, widths) -> bool:
