@@ -21,6 +21,7 @@
 #include "backend/cuda/module_cuda.h"
 #include "call/call.h"
 #include "call/exec_info.h"
+#include "call/gregion.h"
 #include "call/plan.h"
 #include "backend/cpu/build.h"
 #include "cache/cache.h"
@@ -496,7 +497,11 @@ static PyMethodDef Module_methods[] = {
      "cuda: run later calls on a host emulation library built from source() (tests)."},
     {"_cuda_info", (PyCFunction)cuda_method_info, METH_NOARGS, "cuda: kernels and temporaries' storage."},
     {"bind", (PyCFunction)(void (*)(void))Module_bind, METH_VARARGS | METH_KEYWORDS,
-     "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, exec_info)."},
+     "Bind and validate call arguments: ({field: (array, origin)}, {scalar: value}, domain, "
+     "exec_info, region anchors)."},
+    {"_region_reach", (PyCFunction)gregion_reach_method, METH_VARARGS,
+     "(domain, global_origin, global_domain) -> {field: ((i-, i+), (j-, j+))}: the offsets a "
+     "call with this placement of the horizontal regions reads."},
     {"_record_call", (PyCFunction)Module_record_call, METH_VARARGS,
      "Fill exec_info after a numpy-backend call: "
      "(exec_info, fields, domain, call_start, run_start, run_end)."},

@@ -382,6 +382,7 @@ class Decomposition:
 
     def free(self) -> None:
         """Free the cached MPI datatypes and the Cartesian communicator."""
+        self.__dict__.pop("_region_plans", None)
         for t in self._types.values():
             t.Free()
         self._types.clear()
@@ -392,13 +393,117 @@ class Decomposition:
 
     def halo_widths(self, stencil) -> dict:
         """Per field the stencil reads with a horizontal offset: ``((i_lo, i_hi), (j_lo,
-        j_hi))``, the halo points it reads on each side (from ``field_info`` extents)."""
+        j_hi))``, the halo points it reads on each side (from ``field_info`` extents; for a
+        stencil with horizontal regions, from what the regions placed on the global grid
+        read on any rank, which makes this call collective)."""
+        if _plan(stencil)[1]:
+            return dict(self._region_plan(stencil)[0])
         widths = _plan(stencil)[0]
+        self._check_halo(widths)
+        return dict(widths)
+
+    def _check_halo(self, widths) -> None:
         for name, w in widths.items():
             if max(x for side in w for x in side) > self.halo:
                 raise ValueError(f"field {name!r} is read {w} points around the domain, more "
                                  f"than the decomposition's halo {self.halo}")
-        return dict(widths)
+
+    def _global_placement(self, offset=(0, 0)) -> dict:
+        """The call keywords that place a call's domain (this rank's interior, or a part of it
+        starting ``offset`` points in) on the global grid, so regions mean the grid's edges."""
+        return {"global_origin": (self.global_slices[0].start + offset[0],
+                                  self.global_slices[1].start + offset[1]),
+                "global_domain": self.global_shape[:2]}
+
+    def _region_plan(self, stencil) -> tuple:
+        """Collective, worked out once per stencil and decomposition layout: for a stencil
+        with horizontal regions, the halo widths every rank exchanges (the widest that any
+        rank's placement of the regions reads: a region placed away from the grid's edge may
+        read more than ``field_info`` says) and whether this rank's overlap split is safe
+        (each part accepted, the interior reading no halo). A placement the one compiled
+        stencil cannot run raises the same DecompositionError on every rank."""
+        target = getattr(stencil, "implementation", stencil)
+        # kept by this decomposition (the same on every rank of its communicator, so every
+        # rank takes part in the collective below at the same call); the entry holds the
+        # stencil, so its id is not reused while the entry lives
+        plans = self.__dict__.setdefault("_region_plans", {})
+        entry = plans.get(id(target))
+        if entry is not None and entry[0] is target:
+            return entry[1]
+        names = [name for name, info in target.field_info.items()
+                 if "I" in info["axes"] and "J" in info["axes"]]
+        mine = np.zeros((max(len(names), 1), 4), dtype=np.int64)
+        message = None
+        try:
+            base = Decomposition._read_widths(target)  # its refusals, on every rank
+            reach = target._region_reach(self.domain, *self._global_placement().values())
+            for row, name in enumerate(names):
+                (ilo, ihi), (jlo, jhi) = reach[name]
+                mine[row] = (max(0, -ilo), max(0, ihi), max(0, -jlo), max(0, jhi))
+            for name, w in base.items():  # never less than field_info says
+                row = names.index(name)
+                mine[row] = np.maximum(mine[row], (w[0][0], w[0][1], w[1][0], w[1][1]))
+        except ValueError as exc:
+            message = str(exc)
+        _agree(self.comm, message)
+        widest = np.zeros_like(mine)
+        self.comm.Allreduce(mine, widest, op=MPI.MAX)
+        widths = {}
+        for row, name in enumerate(names):
+            w = tuple(int(x) for x in widest[row])
+            if any(w):
+                if target.field_info[name]["intent"] != "in":
+                    raise ValueError(
+                        f"field {name!r} is written and read with a horizontal offset: a rank "
+                        f"cannot see the values its neighbours write during the same call; "
+                        f"split the stencil so the written field is exchanged between the two "
+                        f"parts")
+                widths[name] = ((w[0], w[1]), (w[2], w[3]))
+        self._check_halo(widths)
+        plan = (widths, self._overlap_fits(target, widths))
+        plans[id(target)] = (target, plan)
+        return plan
+
+    def _overlap_fits(self, target, widths) -> bool:
+        """Whether every part of this rank's overlap split (_overlap_parts) is a call the
+        stencil accepts with its regions placed on the global grid, the interior reading no
+        halo (it runs while the exchange writes the halos). Otherwise this rank computes
+        its interior in one call after the exchange: the same values."""
+        parts = self._overlap_parts(widths)
+        if parts is None:
+            return True
+        ni, nj = self.shape[0], self.shape[1]
+        for n, (i0, j0, di, dj) in enumerate(parts):
+            try:
+                reach = target._region_reach((di, dj, self.shape[2]),
+                                             *self._global_placement((i0, j0)).values())
+            except ValueError:
+                return False
+            for name, ((wil, wih), (wjl, wjh)) in widths.items():
+                (ilo, ihi), (jlo, jhi) = reach[name]
+                if n == 0:  # the interior runs while the halos are being written
+                    wil = wih = wjl = wjh = 0
+                if i0 + ilo < -wil or i0 + di + ihi > ni + wih or j0 + jlo < -wjl \
+                        or j0 + dj + jhi > nj + wjh:
+                    return False
+        return True
+
+    def _overlap_parts(self, widths):
+        """The interior that needs no halo, then the four bands around it, as (i0, j0, di,
+        dj) in this rank's interior; None when no point is free of the halo."""
+        if not widths:
+            return None
+        ilo, ihi = max(w[0][0] for w in widths.values()), max(w[0][1] for w in widths.values())
+        jlo, jhi = max(w[1][0] for w in widths.values()), max(w[1][1] for w in widths.values())
+        ni, nj = self.shape[0], self.shape[1]
+        inner = (ni - ilo - ihi, nj - jlo - jhi)
+        if inner[0] <= 0 or inner[1] <= 0:
+            return None
+        # low and high J over the whole I range, then low and high I between them, so every
+        # point is computed exactly once
+        bands = ((0, 0, ni, jlo), (0, nj - jhi, ni, jhi),
+                 (0, jlo, ilo, nj - jlo - jhi), (ni - ihi, jlo, ihi, nj - jlo - jhi))
+        return [(ilo, jlo, *inner)] + [b for b in bands if b[2] > 0 and b[3] > 0]
 
     @staticmethod
     def _read_widths(stencil) -> dict:
@@ -425,52 +530,48 @@ class Decomposition:
     def run(self, stencil, *args, overlap=False, method=None, **kwargs):
         """Collective: exchange exactly the halos ``stencil`` reads, then call it on this
         rank's interior (``origin`` and ``domain`` are set here; ``args`` are local arrays).
-        ``overlap=True`` computes the points that need no halo while the exchange is in
+        Horizontal regions refer to the global grid (``global_origin``/``global_domain`` are
+        set here too): ``region[I[0], :]`` is the grid's first column, on the ranks that own
+        it. ``overlap=True`` computes the points that need no halo while the exchange is in
         flight, then the four boundary bands; the result is bit for bit the same."""
-        if "origin" in kwargs or "domain" in kwargs:
-            raise TypeError("run() sets origin and domain itself (this rank's interior)")
-        if _plan(stencil)[1]:
-            # a region box is relative to the compute domain of the call, here one rank's
-            # subdomain (or one band of it): region[I[0], :] would be every rank's first
-            # column, not the global grid's. Refused rather than computed wrongly.
-            raise NotImplementedError(
-                f"stencil {getattr(stencil, '__name__', '')!r} has horizontal regions, which "
-                f"gtscript.distributed cannot place on the global grid yet: run it on one "
-                f"process, or express the edge with a mask field")
-        widths = self.halo_widths(stencil)
+        for key in ("origin", "domain", "global_origin", "global_domain"):
+            if key in kwargs:
+                raise TypeError(f"run() sets {key} itself (this rank's interior on the "
+                                f"global grid)")
+        regions = _plan(stencil)[1]
+        if regions:
+            widths, overlap_fits = self._region_plan(stencil)
+        else:
+            widths, overlap_fits = self.halo_widths(stencil), True
         bound = _bind(stencil, args, kwargs)
         fields = [bound[name] for name in widths]
         field_widths = list(widths.values())
-        nk = self.shape[2]
-        if not overlap or not widths:
+        h = self.halo
+
+        def call(i0=0, j0=0, shape=None):
+            place = self._global_placement((i0, j0)) if regions else {}
+            stencil(*args, origin=(h + i0, h + j0, 0), domain=shape or self.domain, **kwargs,
+                    **place)
+
+        parts = self._overlap_parts(widths) if overlap else None
+        if parts is None:
             if fields:
                 self.exchange(*fields, widths=field_widths, method=method)
-            stencil(*args, origin=self.origin, domain=self.domain, **kwargs)
+            call()
             return
-        # the read extent of all exchanged fields together, per side
-        (ilo, ihi), (jlo, jhi) = ((max(w[0][0] for w in field_widths),
-                                   max(w[0][1] for w in field_widths)),
-                                  (max(w[1][0] for w in field_widths),
-                                   max(w[1][1] for w in field_widths)))
-        ni, nj = self.shape[0], self.shape[1]
-        h = self.halo
         handle = self.start_exchange(*fields, widths=field_widths, method=method)
-        inner = (ni - ilo - ihi, nj - jlo - jhi)
-        if inner[0] <= 0 or inner[1] <= 0:  # no point is free of the halo
+        if not overlap_fits:  # a region this rank's parts cannot run alone: one call
             handle.wait()
-            stencil(*args, origin=self.origin, domain=self.domain, **kwargs)
+            call()
             return
+        nk = self.shape[2]
+        (i0, j0, di, dj), bands = parts[0], parts[1:]
         try:
-            stencil(*args, origin=(h + ilo, h + jlo, 0), domain=(*inner, nk), **kwargs)
+            call(i0, j0, (di, dj, nk))
         finally:
             handle.wait()
-        # the four bands around it: low and high J over the whole I range, then low and high
-        # I between them, so every point is computed exactly once
-        bands = ((0, 0, ni, jlo), (0, nj - jhi, ni, jhi),
-                 (0, jlo, ilo, nj - jlo - jhi), (ni - ihi, jlo, ihi, nj - jlo - jhi))
         for i0, j0, di, dj in bands:
-            if di > 0 and dj > 0:
-                stencil(*args, origin=(h + i0, h + j0, 0), domain=(di, dj, nk), **kwargs)
+            call(i0, j0, (di, dj, nk))
 
 
 def _plan(stencil) -> tuple[dict, bool]:

@@ -196,9 +196,10 @@ class _CheckedLevelError(Exception):
 
 
 class _Executor:
-    def __init__(self, tree, fields, scalars, domain):
+    def __init__(self, tree, fields, scalars, domain, anchors):
         self.tree = tree
         self.domain = domain
+        self.anchors = anchors
         self.scalars = scalars
         # checked K levels (computed from values the stencil writes): the points of the
         # expression being evaluated where one left the domain, and the line of the first
@@ -289,17 +290,18 @@ class _Executor:
         (ilo, ihi), (jlo, jhi) = stmt_extent
         ni, nj, _ = self.domain
         full = [[ilo, ni + ihi], [jlo, nj + jhi]]
+        anchors = self.anchors  # a bound's offset is from the grid's first point or its end
         if regions is None:
             yield ((full[0][0], full[0][1]), (full[1][0], full[1][1]), krange)
             return
         for region in regions:
             b = [list(full[0]), list(full[1])]
-            for axis, n in ((0, ni), (1, nj)):
+            for axis in (0, 1):
                 lo, hi = region[2 * axis], region[2 * axis + 1]
                 if lo is not None:
-                    b[axis][0] = max(b[axis][0], lo[1] if lo[0] == 0 else n + lo[1])
+                    b[axis][0] = max(b[axis][0], anchors[2 * axis + lo[0]] + lo[1])
                 if hi is not None:
-                    b[axis][1] = min(b[axis][1], hi[1] if hi[0] == 0 else n + hi[1])
+                    b[axis][1] = min(b[axis][1], anchors[2 * axis + hi[0]] + hi[1])
             if b[0][0] < b[0][1] and b[1][0] < b[1][1]:
                 yield ((b[0][0], b[0][1]), (b[1][0], b[1][1]), krange)
 
@@ -393,8 +395,12 @@ class _Executor:
                         self.stmt(s, (k, k + 1))
 
 
-def execute(tree, fields, scalars, domain):
-    """Runs the analysed IR `tree` on bound arguments (see Module.bind)."""
+def execute(tree, fields, scalars, domain, anchors=None):
+    """Runs the analysed IR `tree` on bound arguments (see Module.bind). ``anchors``: where
+    region bounds are anchored along I and J (the grid's first point and one past its last,
+    in the domain's index space); None: the domain's own edges."""
+    if anchors is None:
+        anchors = (0, domain[0], 0, domain[1])
     if 0 in domain:
         return
     saved = {}
@@ -402,9 +408,9 @@ def execute(tree, fields, scalars, domain):
         saved = {name: np.array(array, copy=True) for name, (array, _) in fields.items()}
     try:
         if nesting_depth(tree, _DEEP_TREE) >= _DEEP_TREE:
-            run_deep(_execute, tree, fields, scalars, domain)  # a 1,000-term expression recurses
+            run_deep(_execute, tree, fields, scalars, domain, anchors)  # a 1,000-term expression recurses
         else:
-            _execute(tree, fields, scalars, domain)
+            _execute(tree, fields, scalars, domain, anchors)
     except _CheckedLevelError as err:
         for name, copy in saved.items():
             fields[name][0][...] = copy
@@ -419,6 +425,6 @@ def execute(tree, fields, scalars, domain):
 _DEEP_TREE = 150
 
 
-def _execute(tree, fields, scalars, domain):
+def _execute(tree, fields, scalars, domain, anchors):
     with np.errstate(all="ignore"):  # per thread: set where the executor runs
-        _Executor(tree, fields, scalars, domain).run()
+        _Executor(tree, fields, scalars, domain, anchors).run()

@@ -202,9 +202,9 @@ class NumpyStencil(Stencil):
 
     def __call__(self, *args, **kwargs):
         call_start = time.perf_counter()
-        fields, scalars, domain, exec_info = self.bind(*args, **kwargs)
+        fields, scalars, domain, exec_info, anchors = self.bind(*args, **kwargs)
         run_start = time.perf_counter()
-        numpy_backend.execute(self._tree, fields, scalars, domain)
+        numpy_backend.execute(self._tree, fields, scalars, domain, anchors)
         run_end = time.perf_counter()
         if exec_info is not None:
             self._record_call(exec_info, fields, domain, call_start, run_start, run_end)
@@ -349,7 +349,8 @@ def _resolve_backend(backend) -> str:
 
 
 #: Keyword arguments every call takes besides the stencil's own (cuda adds ``stream``).
-_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None))
+_CALL_OPTIONS = (("domain", None), ("origin", None), ("validate_args", True), ("exec_info", None),
+                 ("global_origin", None), ("global_domain", None))
 
 
 def _call_signature(definition, backend) -> inspect.Signature:

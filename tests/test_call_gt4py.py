@@ -331,8 +331,8 @@ def test_scalar_defaults_in_signature_and_repr(any_backend):
     sig = inspect.signature(st)
     assert sig.parameters["weight"].default == 2.0 and sig.parameters["shift"].default == 3
     assert sig.parameters["inp"].default is inspect.Parameter.empty
-    assert list(sig.parameters)[-4:] == ["domain", "origin", "validate_args", "exec_info"] or \
-        list(sig.parameters)[-5:] == ["domain", "origin", "validate_args", "exec_info", "stream"]
+    options = ["domain", "origin", "validate_args", "exec_info", "global_origin", "global_domain"]
+    assert list(sig.parameters)[-6:] == options or list(sig.parameters)[-7:] == options + ["stream"]
     assert "weight: float64 = 2.0" in repr(st) and "shift: int64 = 3" in repr(st)
 
 

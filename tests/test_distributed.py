@@ -55,7 +55,10 @@ def test_import_error_names_the_install_command(tmp_path):
 CASES_4 = (["hdiff-periodic-cpu-overlap0", "hdiff-periodic-cpu-overlap1",
             "float32-F-overlap0", "float32-F-overlap1", "numpy-backend-overlap0",
             "numpy-backend-overlap1", "column-solver", "scatter-gather-exchange", "errors", "overlap-bands"]
-           + [f"walls-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4") for o in (0, 1)])
+           + [f"walls-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4") for o in (0, 1)]
+           + [f"regions-{d}-overlap{o}" for d in ("2x2", "4x1", "1x4", "periodic", "float32-F")
+              for o in (0, 1)] + ["regions-one-build"]
+           + [f"regions-one-sided-{d}-overlap{o}" for d in ("2x2", "4x1") for o in (0, 1)])
 
 
 def test_four_ranks_match_a_single_process():
@@ -75,11 +78,12 @@ def test_four_ranks_match_a_single_process():
 
 def test_two_ranks_match_a_single_process():
     rc, out = mpiexec(2, "check_distributed.py", "hdiff_periodic", "walls_uneven",
-                      "float32_fortran", "scatter_gather_exchange")
+                      "float32_fortran", "scatter_gather_exchange", "regions")
     assert rc == 0, out[-4000:]
     expect_all(out, 2, ["hdiff-periodic-cpu-overlap0", "hdiff-periodic-cpu-overlap1",
                         "float32-F-overlap1", "scatter-gather-exchange",
-                        "walls-2x1-overlap0", "walls-2x1-overlap1", "walls-1x2-overlap1"])
+                        "walls-2x1-overlap0", "walls-2x1-overlap1", "walls-1x2-overlap1",
+                        "regions-2x1-overlap1", "regions-1x2-overlap0", "regions-periodic-overlap1"])
 
 
 def test_one_rank_builds_the_others_load():

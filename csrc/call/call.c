@@ -7,6 +7,7 @@
 #include "call/call.h"
 #include "call/arrays.h"
 #include "call/exec_info.h"
+#include "call/gregion.h"
 #include "call/ibounds.h"
 #include "call/interrupt.h"
 #include "call/pool.h"
@@ -39,15 +40,23 @@ static int npy_type_of(DType t) {
 /* ---- binding ------------------------------------------------------------------------ */
 
 static bool is_option(const char *k) {
-    return strcmp(k, "origin") == 0 || strcmp(k, "domain") == 0 ||
-           strcmp(k, "validate_args") == 0 || strcmp(k, "exec_info") == 0;
+    /* by the first letter: most keywords are field names, and this runs for each of them on
+     * every call (six strcmp per keyword measured as ~100 instructions per call) */
+    switch (k[0]) {
+    case 'o': return strcmp(k, "origin") == 0;
+    case 'd': return strcmp(k, "domain") == 0;
+    case 'v': return strcmp(k, "validate_args") == 0;
+    case 'e': return strcmp(k, "exec_info") == 0;
+    case 'g': return strcmp(k, "global_origin") == 0 || strcmp(k, "global_domain") == 0;
+    default: return false;
+    }
 }
 
 /* Whether the stencil reads or writes parameter s (one that __INLINED folded away is not). */
 static bool param_used(const Symbol *s) { return s->read || s->written; }
 
 static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b,
-                      PyObject **origin, PyObject **domain) {
+                      PyObject **origin, PyObject **domain, PyObject **global) {
     const Stencil *st = m->st;
     Py_ssize_t npos = PyTuple_GET_SIZE(args);
     if (npos > st->nparams) {
@@ -56,7 +65,7 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
         return false;
     }
     for (int i = 0; i < st->nparams; i++) b->value[i] = i < npos ? PyTuple_GET_ITEM(args, i) : NULL;
-    *origin = *domain = NULL;
+    *origin = *domain = global[0] = global[1] = NULL;
     b->validate = true;
     b->exec_info = NULL;
     if (kwargs) {
@@ -70,7 +79,8 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
                 return false;
             }
             if (is_option(k)) {
-                if (k[0] == 'o') *origin = val;
+                if (k[0] == 'g') global[k[7] == 'd'] = val; /* global_origin, global_domain */
+                else if (k[0] == 'o') *origin = val;
                 else if (k[0] == 'd') *domain = val;
                 else if (k[0] == 'v') {
                     int t = PyObject_IsTrue(val);
@@ -412,8 +422,7 @@ static bool add3(int64_t a, int64_t b, int64_t c, int64_t *out, const Symbol *s)
  * the offsets actually accessed (reach_lo/hi in I and J, the K ranges of kacc), so an origin
  * below zero is fine where only positive offsets are read. */
 static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const int64_t *kvals,
-                 const int64_t *o,
-                 const int64_t *n) {
+                 const int64_t *o, const int64_t *n, const int64_t *greach) {
     for (int a = 0; a < 2; a++) {
         int d = field_dim_of(s, a);
         if (d < 0 || !s->has_access) continue;
@@ -424,6 +433,21 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
         if (plain && s->plain_hext[2 * a] < elo) elo = s->plain_hext[2 * a];
         if (plain && s->plain_hext[2 * a + 1] > ehi) ehi = s->plain_hext[2 * a + 1];
         int64_t lo, hi;
+        if (greach) { /* the reach of this call's region placement (gregion.h) */
+            if (__builtin_add_overflow(o[a], greach[2 * a], &lo) ||
+                !add3(o[a], n[a], greach[2 * a + 1], &hi, s))
+                return false;
+            if (lo < 0 || hi > PyArray_DIM(arr, d)) {
+                PyErr_Format(PyExc_ValueError,
+                             "argument '%s': origin %lld + domain %lld along %c, with the stencil's "
+                             "horizontal regions placed on the global grid (global_origin, "
+                             "global_domain), reads indices %lld..%lld, but the array has size %zd",
+                             s->name, (long long)o[a], (long long)n[a], "IJK"[a], (long long)lo,
+                             (long long)hi - 1, (Py_ssize_t)PyArray_DIM(arr, d));
+                return false;
+            }
+            continue;
+        }
         if (!add3(o[a], elo, 0, &lo, s) || !add3(o[a], n[a], ehi, &hi, s)) return false;
         if (lo < 0 || hi > PyArray_DIM(arr, d)) {
             PyErr_Format(PyExc_ValueError,
@@ -569,13 +593,13 @@ void bound_release(Bound *b) {
 
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
-    PyObject *origin, *domain;
+    PyObject *origin, *domain, *global[2];
     b->nparams = 0;
     if (st->nparams > 256) {
         PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
         return false;
     }
-    if (!bind_args(m, args, kwargs, b, &origin, &domain)) return false;
+    if (!bind_args(m, args, kwargs, b, &origin, &domain, global)) return false;
     bool has_own[256];
     int64_t own_origin[256][3];
     for (int i = 0; i < st->nparams; i++) {
@@ -590,7 +614,8 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         if (!check_field(s, arr, b->validate)) return false;
     }
     if (!resolve_origins(st, origin, b, has_own, (const int64_t(*)[3])own_origin) ||
-        !resolve_domain(st, domain, b) || !ibounds_check(st, b->value, b->domain, b->kvals))
+        !resolve_domain(st, domain, b) || !gregion_bind(st, global[0], global[1], b) ||
+        !ibounds_check(st, b->value, b->domain, b->kvals))
         return false;
     if (b->domain[2] < st->min_k_levels) {
         PyErr_Format(PyExc_ValueError,
@@ -609,13 +634,16 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
                      st->region_min_domain[1]);
         return false;
     }
+    /* a region placed away from the domain's edges reads what the analysis did not see */
+    if (b->global && !gregion_reach(st, b, true)) return false;
     note_shared_memory(st, b);
     if (!b->validate) return true;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
-        if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain)) return false;
+        if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain, b->global ? b->greach[s->slot] : NULL))
+            return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
             PyErr_Format(PyExc_ValueError, "argument '%s' is written by the stencil but is read-only",
                          s->name);
@@ -942,9 +970,10 @@ PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
         Py_DECREF(entry);
     }
-    result = Py_BuildValue("(OO(LLL)O)", fields, scalars, (long long)b.domain[0],
+    result = Py_BuildValue("(OO(LLL)O(LLLL))", fields, scalars, (long long)b.domain[0],
                            (long long)b.domain[1], (long long)b.domain[2],
-                           b.exec_info ? b.exec_info : Py_None);
+                           b.exec_info ? b.exec_info : Py_None, (long long)b.domain[3],
+                           (long long)b.domain[4], (long long)b.domain[5], (long long)b.domain[6]);
 fail:
     Py_XDECREF(fields);
     Py_XDECREF(scalars);

@@ -40,7 +40,16 @@ typedef struct Bound {
     bool owned[256]; /* value[i] is a reference bound_release drops */
     int nparams;     /* entries of value[] and owned[] in use */
     int64_t origin[256][3];
-    int64_t domain[3];
+    /* the compute domain (ni, nj, nk), then the anchors of horizontal region bounds in the
+     * domain's own index space: where the grid's first point (I[0]) and one past its last
+     * point (I[-1] + 1) lie along I, then along J. Without global_origin/global_domain they
+     * are 0, ni, 0, nj (the regions refer to the domain); with them, -global_origin and
+     * global_domain - global_origin. The kernels read all seven (gt_domain). */
+    int64_t domain[7];
+    /* global_origin/global_domain were given (gregion.h): field extents are checked with
+     * greach, the reach of this call's accesses worked out for its region placement */
+    bool global;
+    int64_t greach[256][4]; /* per field slot: lowest I, highest I, lowest J, highest J offset */
     char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
     bool shared;                       /* a written field's span meets another field's */
     int64_t kvals[256];                /* integer scalars by scalar slot (run-time bounds) */
@@ -80,7 +89,8 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs);
 PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs);
 
 /* For the numpy backend: the same binding and validation, returning
- * ({name: (array, origin)}, {name: value}, domain). */
+ * ({name: (array, origin)}, {name: value}, domain, exec_info, anchors): anchors are where
+ * region bounds are anchored (Bound.domain[3..6]). */
 PyObject *call_bind(ModuleObject *m, PyObject *args, PyObject *kwargs);
 
 #endif

@@ -396,7 +396,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     int nslots = stencil_nslots(st);
     size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES, nsc = (size_t)st->nscalars + 1;
     Buffers B = {0};
-    B.hostlen = 8 * (nptr + nstr + 4 + nsc);
+    B.hostlen = 8 * (nptr + nstr + 8 + nsc);
     B.host = calloc(1, B.hostlen);
     B.slab = calloc((size_t)st->ntemps + 1, sizeof *B.slab);
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
@@ -410,7 +410,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     }
     char **ptrs = (char **)B.host;
     int64_t *strides = (int64_t *)(B.host + 8 * nptr), *domain = strides + nstr;
-    char *scalars = (char *)(domain + 4);
+    char *scalars = (char *)(domain + 8);
     for (int i = 0; i < st->nparams; i++)
         if (st->params[i]->kind == SYM_SCALAR && bound_present(b, i) &&
             !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
@@ -431,6 +431,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     L.grid[1] = (unsigned)(swap ? nbi : nbj);
     memcpy(domain, b->domain, 3 * sizeof *domain);
     domain[3] = swap;
+    memcpy(domain + 4, b->domain + 3, 4 * sizeof *domain); /* the region anchors (call.h) */
     plan_regions(&L, v, b);
     if (st->has_checked_k && !call_save_written(st, b, saved)) goto done;
     double t1 = call_now(), t2 = t1;
@@ -442,7 +443,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
         L.args[0] = B.args;
         L.args[1] = B.args + 8 * nptr;
         L.args[2] = L.args[1] + 8 * nstr;
-        L.args[3] = L.args[2] + 8 * 4;
+        L.args[3] = L.args[2] + 8 * 8;
         ok = rt_h2d(L.rt, B.args, B.host, B.hostlen, L.stream, L.err, sizeof L.err);
     }
     /* arrays of other libraries may still be written by work queued on their streams */

@@ -478,8 +478,11 @@ static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) 
     return false;
 }
 
-/* region box bounds (never run-time bounds) */
-static int64_t bound_at(AxisBound b, int64_t n) { return b.level ? n + b.offset : b.offset; }
+/* region box bounds (never run-time bounds), placed from the anchors in c->domain[3..6]
+ * (call.h: the grid's first point and one past its last, per axis) */
+static int64_t bound_at(const KCtx *c, int a, AxisBound b) {
+    return c->domain[3 + 2 * a + b.level] + b.offset;
+}
 
 /* The points [lo, hi) of the plane where c->stmt runs inside one box (NULL: everywhere);
  * false when there are none. */
@@ -487,10 +490,9 @@ static bool stmt_points(const KCtx *c, const Box *box, int64_t lo[2], int64_t hi
     const int *h = c->stmt->horizontal_extent;
     lo[0] = h[0], lo[1] = h[2], hi[0] = c->domain[0] + h[1], hi[1] = c->domain[1] + h[3];
     for (int a = 0; box && a < 2; a++) {
-        int64_t n = c->domain[a];
-        if (box->has[2 * a] && bound_at(box->b[2 * a], n) > lo[a]) lo[a] = bound_at(box->b[2 * a], n);
-        if (box->has[2 * a + 1] && bound_at(box->b[2 * a + 1], n) < hi[a])
-            hi[a] = bound_at(box->b[2 * a + 1], n);
+        if (box->has[2 * a] && bound_at(c, a, box->b[2 * a]) > lo[a]) lo[a] = bound_at(c, a, box->b[2 * a]);
+        if (box->has[2 * a + 1] && bound_at(c, a, box->b[2 * a + 1]) < hi[a])
+            hi[a] = bound_at(c, a, box->b[2 * a + 1]);
     }
     return lo[0] < hi[0] && lo[1] < hi[1];
 }

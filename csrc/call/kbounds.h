@@ -16,7 +16,8 @@
 #include "ir/ir.h"
 
 /* values[p]: the argument of parameter p (arrays already checked for dtype and rank);
- * origin[p]: its origin; domain: the compute domain; kvals: the integer scalars by slot
+ * origin[p]: its origin; domain: the compute domain and the region anchors (Bound.domain,
+ * call.h); kvals: the integer scalars by slot
  * (ibounds_check, for run-time interval bounds). Returns false with a ValueError
  * naming the field (and what the offset is computed from) when a read leaves the array. */
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],

@@ -46,6 +46,7 @@ typedef struct CG {
     bool oom;           /* a part could not be started: the build fails */
     LLVMValueRef *scalar;               /* per scalar slot */
     LLVMValueRef ni, nj, nk;
+    LLVMValueRef anchor[4]; /* domain[3..6]: region bounds' anchors (codegen.h) */
     LLVMValueRef kflag; /* checked K reads: where a read outside the domain's levels is noted */
     LLVMValueRef ti0, ti1, tj0, tj1; /* the tile: [ti0, ti1) x [tj0, tj1) */
     LLVMValueRef i, j, k;            /* the current point */

@@ -470,6 +470,13 @@ static LLVMValueRef smin(CG *g, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a, b, ""), a, b, "");
 }
 
+/* A region box bound along axis a (never a run-time bound): its offset from the anchor it
+ * refers to, the grid's first point or one past its last (domain[3..6], placed by the call
+ * so that one kernel serves every part of a global grid). */
+static LLVMValueRef box_bound(CG *g, int a, AxisBound ab) {
+    return LLVMBuildNSWAdd(g->b, g->anchor[2 * a + ab.level], cg_c64(g, ab.offset), "");
+}
+
 /* ---- statements --------------------------------------------------------------------- */
 
 void cg_emit_point_list(CG *g, const StmtList *l) {
@@ -532,10 +539,10 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
     LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, cg_c64(g, h[2]), "");
     LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, cg_c64(g, h[3]), "");
     if (box) {
-        if (box->has[0]) ilo = smax(g, ilo, cg_bound_value(g, box->b[0], g->ni));
-        if (box->has[1]) ihi = smin(g, ihi, cg_bound_value(g, box->b[1], g->ni));
-        if (box->has[2]) jlo = smax(g, jlo, cg_bound_value(g, box->b[2], g->nj));
-        if (box->has[3]) jhi = smin(g, jhi, cg_bound_value(g, box->b[3], g->nj));
+        if (box->has[0]) ilo = smax(g, ilo, box_bound(g, 0, box->b[0]));
+        if (box->has[1]) ihi = smin(g, ihi, box_bound(g, 0, box->b[1]));
+        if (box->has[2]) jlo = smax(g, jlo, box_bound(g, 1, box->b[2]));
+        if (box->has[3]) jhi = smin(g, jhi, box_bound(g, 1, box->b[3]));
     }
     /* The unit-stride axis innermost, so the inner loop streams and vectorises. */
     Loop li, lj, lk;
@@ -716,6 +723,7 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     g->ni = load_i64(g, b, domain, 0, "ni");
     g->nj = load_i64(g, b, domain, 1, "nj");
     g->nk = load_i64(g, b, domain, 2, "nk");
+    for (int a = 0; a < 4; a++) g->anchor[a] = load_i64(g, b, domain, 3 + a, "anchor");
     g->ti0 = load_i64(g, b, tile, 0, "ti0");
     g->ti1 = load_i64(g, b, tile, 1, "ti1");
     g->tj0 = load_i64(g, b, tile, 2, "tj0");

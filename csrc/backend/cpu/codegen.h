@@ -8,6 +8,9 @@
  * strides[slot*GT_STRIDES + a]   element strides: I, J, K, then the data dimensions
  *                 (0 for an axis the field does not have)
  * domain[0..2]    ni, nj, nk
+ * domain[3..6]    where horizontal region bounds are anchored, in the domain's index space:
+ *                 the grid's first point and one past its last along I, then along J
+ *                 (0, ni, 0, nj unless the call placed the domain on a global grid)
  * scalars         one 8-byte slot per scalar parameter, holding its value in its dtype
  * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
  * Each statement runs over the tile widened by its extent (the extents of the analysis), so

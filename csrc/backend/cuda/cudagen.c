@@ -25,6 +25,7 @@ typedef struct W {
     const CudaProgram *prog;
     Gen g;
     /* lazily declared per kernel */
+    const char *v_anchor[4];
     const char *v_ni, *v_nj, *v_nk, *v_swap, *v_ti, *v_tj, *v_bi, *v_bj, *v_i0, *v_j0, *v_nit,
         *v_njt, *v_first_i, *v_last_i, *v_first_j, *v_last_j, *v_blin, *v_kb, *v_ke, *v_kchunk;
     const char **ptr;                   /* per slot */
@@ -49,6 +50,14 @@ static const char *ni(W *w) { LAZY(v_ni, "const long long", "ni", "gt_domain[0]"
 static const char *nj(W *w) { LAZY(v_nj, "const long long", "nj", "gt_domain[1]"); }
 static const char *nk(W *w) { LAZY(v_nk, "const long long", "nk", "gt_domain[2]"); }
 static const char *swp(W *w) { LAZY(v_swap, "const bool", "j_fastest", "gt_domain[3] != 0"); }
+/* gt_domain[4..7]: where region box bounds are anchored (the grid's first point and one past
+ * its last, along I then J, in the domain's index space; call.h, Bound.domain) */
+static const char *anchor(W *w, int k) {
+    static const char *const names[4] = {"grid_i0", "grid_i1", "grid_j0", "grid_j1"};
+    if (w->v_anchor[k] == NULL)
+        w->v_anchor[k] = gen_declare(&w->g, HOIST, "const long long", names[k], "gt_domain[%d]", 4 + k);
+    return w->v_anchor[k];
+}
 static const char *ti(W *w) {
     const char *s = swp(w);
     LAZY(v_ti, "const int", "ti", "(int)(%s ? threadIdx.y : threadIdx.x)", s);
@@ -439,15 +448,16 @@ static void stmt_range(W *w, const PStmt *p, const int ulo[2], const int uhi[2],
         }
     }
     if (box == NULL) return;
-    const char *pos[2] = {w->i, w->j}, *size[2] = {ni(w), nj(w)};
+    const char *pos[2] = {w->i, w->j};
     for (int a = 0; a < 2; a++) {
-        if (box->has[2 * a]) {
-            bound_text(w, buf2, sizeof buf2, box->b[2 * a], size[a]);
-            cond_and(c, "%s >= %s", pos[a], buf2);
-        }
-        if (box->has[2 * a + 1]) {
-            bound_text(w, buf2, sizeof buf2, box->b[2 * a + 1], size[a]);
-            cond_and(c, "%s < %s", pos[a], buf2);
+        for (int e = 0; e < 2; e++) {
+            if (!box->has[2 * a + e]) continue;
+            AxisBound ab = box->b[2 * a + e]; /* never a run-time bound */
+            const char *at = anchor(w, 2 * a + ab.level);
+            if (ab.offset == 0) snprintf(buf2, sizeof buf2, "%s", at);
+            else snprintf(buf2, sizeof buf2, "%s %c %d", at, ab.offset < 0 ? '-' : '+',
+                          ab.offset < 0 ? -ab.offset : ab.offset);
+            cond_and(c, e ? "%s < %s" : "%s >= %s", pos[a], buf2);
         }
     }
 }
@@ -534,6 +544,7 @@ static void write_kernel(W *w, const KPlan *P, int kernel, StrBuf *out) {
     memset(w->scal, 0, sizeof *w->scal * (size_t)(st->nscalars + 1));
     w->v_ni = w->v_nj = w->v_nk = w->v_swap = w->v_ti = w->v_tj = w->v_bi = w->v_bj = NULL;
     w->v_i0 = w->v_j0 = w->v_nit = w->v_njt = w->v_first_i = w->v_last_i = NULL;
+    for (int k = 0; k < 4; k++) w->v_anchor[k] = NULL;
     w->v_first_j = w->v_last_j = w->v_blin = w->v_kb = w->v_ke = w->v_kchunk = NULL;
     w->nload_names = 0;
     w->kchunks = K->kchunks;
