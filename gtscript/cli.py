@@ -4,6 +4,8 @@
     python -m gtscript show FILE.py:NAME [--ir|--llvm|--cuda] [--backend B]
                                                  what gtscript makes of a stencil
     python -m gtscript bench [ARGS...]           benchmarks/run.py (ARGS are its own)
+    python -m gtscript info [--json]             versions, LLVM, NVRTC, CPU, cache, threads
+    python -m gtscript --version                 gtscript's version
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import importlib
 import importlib.util
 import itertools
+import json
 import subprocess
 import sys
 import threading
@@ -19,6 +22,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ._version import __version__
 from .errors import GTScriptSyntaxError
 
 #: The benchmark script, found next to the package in a source checkout.
@@ -263,10 +267,21 @@ def cmd_bench(args, rest: list[str]) -> int:
             proc.wait()
 
 
+# ===================================================================================== info
+
+def cmd_info(args) -> int:
+    from . import sysinfo
+
+    facts = sysinfo.info()
+    print(json.dumps(facts, indent=2) if args.json else sysinfo.format_info(facts))
+    return 0
+
+
 # ===================================================================================== main
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gtscript", description="gtscript tools")
+    parser.add_argument("--version", action="version", version=f"gtscript {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     cache = commands.add_parser("cache", help="the on-disk module cache",
@@ -294,6 +309,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the progress line even when stderr is not a terminal")
     bench.add_argument("--no-progress", dest="progress", action="store_false")
     bench.add_argument("--script", default=str(BENCH_SCRIPT), help=argparse.SUPPRESS)
+
+    info = commands.add_parser("info", help="versions, LLVM, NVRTC, CPU target, cache, threads",
+                               description="Print what this installation is and finds: "
+                                           "gtscript, Python, NumPy and LLVM versions, NVRTC "
+                                           "(found or not), the CPU target and its features, "
+                                           "the cache directory and the threads a call uses.")
+    info.add_argument("--json", action="store_true", help="as JSON")
     return parser
 
 
@@ -307,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_cache(args)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "info":
+            return cmd_info(args)
         return cmd_bench(args, rest)
     except CommandError as exc:
         print(f"gtscript: {exc}", file=sys.stderr)
