@@ -20,7 +20,7 @@ except ModuleNotFoundError as _exc:
         "`pip install .`; it is gtscript/_core*.so, missing from " + __path__[0]
     ) from None
 
-from . import cache, lang, storage
+from . import _core, cache, lang, storage
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function, lazy_function
 from .lang import (

@@ -52,10 +52,12 @@ _PROCESS_COUNTERS = {"memory_entries", "hits", "memory_hits", "disk_hits", "miss
 def _format_size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
+    size = float(n)
+    for unit in ("KiB", "MiB"):
+        size /= 1024
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+    return f"{size / 1024:.1f} GiB"
 
 
 def cmd_cache(args) -> int:
@@ -256,6 +258,7 @@ def cmd_bench(args, rest: list[str]) -> int:
     sys.stdout.flush()
     proc = subprocess.Popen([sys.executable, str(script), *rest], stderr=subprocess.PIPE,
                             text=True, bufsize=1)
+    assert proc.stderr is not None  # stderr=PIPE
     try:
         with ProgressLine(sys.stderr, "gtscript bench", show=show) as progress:
             for line in proc.stderr:

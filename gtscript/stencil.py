@@ -20,6 +20,9 @@ import types
 import time
 import warnings
 
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
 import numpy as np
 
 from . import _core, _index, frontend, lang, numpy_backend
@@ -330,7 +333,8 @@ def _warn_once(key, message: str) -> None:
         if key in _warned:
             return
         _warned.add(key)
-    frame, level = sys._getframe(0), 1
+    frame: types.FrameType | None = sys._getframe(0)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, GT4PyCompatibilityWarning, stacklevel=level)
@@ -495,8 +499,21 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     return module
 
 
-def stencil(backend=None, definition=None, *, externals=None, rebuild=False, name=None,
-            **options):
+@overload
+def stencil(backend: Callable[..., Any], definition: None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Stencil: ...
+@overload
+def stencil(backend: str | None, definition: Callable[..., Any], *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Stencil: ...
+@overload
+def stencil(backend: str | None = None, definition: None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Callable[[Callable[..., Any]], Stencil]: ...
+def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Any:
     """Compile a GTScript definition.
 
     Both GT4Py forms work::

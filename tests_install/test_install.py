@@ -71,6 +71,9 @@ def test_pip_install_of_the_checkout_runs_a_stencil(tmp_path):
     ran = _run_stencil(python, tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert str(_site_packages(python)) in ran.stdout
+    # type checkers see the hints of the installed package (PEP 561), the core's included
+    installed = _site_packages(python) / "gtscript"
+    assert (installed / "py.typed").exists() and (installed / "_core.pyi").exists()
     version = subprocess.run([str(python), "-m", "gtscript", "--version"], cwd=tmp_path,
                              capture_output=True, text=True)
     source_version = re.search(r'__version__ = "(.*)"', (ROOT / "gtscript" / "_version.py").read_text())
