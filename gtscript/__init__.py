@@ -20,7 +20,9 @@ except ModuleNotFoundError as _exc:
         "`pip install .`; it is gtscript/_core*.so, missing from " + __path__[0]
     ) from None
 
-from . import _core, cache, lang, storage
+from . import _core, buildlog, cache, config, lang, storage
+
+config.check_environment()  # a value gtscript would not read as meant warns (docs/configuration.md)
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function, lazy_function
 from .lang import (

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +132,17 @@ def test_wheel_runs_without_the_system_llvm(tmp_path):
         gone = subprocess.run([*hidden, "sh", "-c", f"ls {system_lib}/libLLVM*"],
                               capture_output=True, text=True)
         assert gone.returncode != 0
+    # ... and the loader finds it no more: the core of the wheel before auditwheel's repair
+    # (linked to the system's libLLVM) does not load there, though it does outside
+    raw = sorted(glob.glob(str(ROOT / "build" / "wheel" / "gtscript-*-linux_*.whl")))
+    assert raw, "make wheel leaves the unrepaired wheel in build/wheel/"
+    with zipfile.ZipFile(raw[-1]) as zf:
+        member = next(n for n in zf.namelist() if n.startswith("gtscript/_core"))
+        unrepaired = Path(zf.extract(member, tmp_path / "unrepaired"))
+    load = [str(python), "-c", f"import ctypes; ctypes.CDLL({str(unrepaired)!r})"]
+    assert subprocess.run(load, capture_output=True, text=True).returncode == 0
+    blocked = subprocess.run([*hidden, *load], capture_output=True, text=True)
+    assert blocked.returncode != 0 and "libLLVM" in blocked.stderr, blocked.stderr
     env = {**os.environ, "LD_DEBUG": "libs"}
     ran = subprocess.run([*hidden, str(python), "-c", "import gtscript"], env=env,
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
