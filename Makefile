@@ -86,7 +86,8 @@ $(VPY):
 
 # The venv gets the build tools and the dependencies of pyproject.toml (with the test, mpi and
 # cuda extras: CI compiles the cuda backend's PTX), and a .pth file that puts this checkout on
-# its path: the package runs from the sources, with the core `make build` puts next to them.
+# its path: the package runs from the sources, with the core `make build` puts next to them
+# (an installed gtscript, such as an editable install of an older checkout, is removed first).
 $(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
 	@echo "Installing gtscript's dependencies into $(VENV) (log: build/install.log)"
 	@mkdir -p build
@@ -94,6 +95,7 @@ $(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
 	     'cmake>=3.21' ninja && \
 	   $(VPY) .ci/requirements.py test mpi cuda wheel >build/requirements.txt && \
 	   $(VPY) -m pip install --disable-pip-version-check -r build/requirements.txt && \
+	   { $(VPY) -m pip uninstall --disable-pip-version-check -y gtscript || true; } && \
 	   $(VPY) -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
 	     'gtscript-checkout.pth').write_text('$(CURDIR)\n')"; \
 	 } >build/install.log 2>&1 || { tail -40 build/install.log; exit 1; }

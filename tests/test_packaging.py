@@ -88,6 +88,17 @@ def test_werror_only_in_development_builds(tmp_path):
     assert "-DGTSCRIPT_WERROR=ON" in (ROOT / "Makefile").read_text()
 
 
+def test_installs_build_in_a_fresh_directory():
+    """No build directory is configured for scikit-build-core: each install configures and
+    compiles in a new temporary directory, never reusing an in-tree build/ of an earlier one
+    (tests_install/ checks that `pip install .` leaves the checkout as it was)."""
+    import tomllib
+
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]
+    assert "build-dir" not in settings and "build" not in settings
+    assert "setup.py" not in {p.name for p in ROOT.iterdir()}
+
+
 def test_sources_are_globbed(tmp_path):
     """Every .c under csrc/ is built, with nothing to edit when one is added."""
     done = _configure(tmp_path)
