@@ -10,8 +10,12 @@ VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CORE_STAMP := build/.core-built
 CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
+# The core's build (CMakeLists.txt) with the tools of the venv (cmake, ninja from the package
+# registry); development builds turn warnings into errors, a user's `pip install .` does not.
+CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
+CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize build bench llvm clean format
+.PHONY: run test test-sanitize build bench llvm clean format wheel wheel-test
 
 run: build
 	@$(VPY) examples/quickstart.py
@@ -53,11 +57,13 @@ test-sanitize: $(SAN_STAMP)
 	if [ -n "$$reports" ]; then cat $$reports; echo "sanitizer reports:" $$reports; exit 1; fi; \
 	exit $$status
 
-$(SAN_STAMP): $(STAMP) $(CSRC) setup.py
+$(SAN_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 	@mkdir -p $(SAN_DIR)
-	@CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" $(VPY) setup.py -q build_ext \
-	  --build-lib $(SAN_DIR) --build-temp $(SAN_DIR)/obj >$(SAN_DIR)/core.log 2>&1 \
-	  || { cat $(SAN_DIR)/core.log; exit 1; }
+	@{ $(CMAKE) -S . -B $(SAN_DIR)/obj $(CMAKE_DEV) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	     -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_MODULE_LINKER_FLAGS="$(SAN_FLAGS)" && \
+	   $(CMAKE) --build $(SAN_DIR)/obj && \
+	   $(CMAKE) --install $(SAN_DIR)/obj --prefix $(CURDIR)/$(SAN_DIR); \
+	 } >$(SAN_DIR)/core.log 2>&1 || { cat $(SAN_DIR)/core.log; exit 1; }
 	@touch $@
 
 bench: build
@@ -78,21 +84,52 @@ llvm:
 $(VPY):
 	@$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml setup.py | $(VPY) llvm
-	@echo "Installing gtscript into $(VENV) (log: build/install.log)"
+# The venv gets the build tools and the dependencies of pyproject.toml (with the test, mpi and
+# cuda extras: CI compiles the cuda backend's PTX), and a .pth file that puts this checkout on
+# its path: the package runs from the sources, with the core `make build` puts next to them
+# (an installed gtscript, such as an editable install of an older checkout, is removed first).
+$(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
+	@echo "Installing gtscript's dependencies into $(VENV) (log: build/install.log)"
 	@mkdir -p build
-	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip setuptools wheel numpy && \
-	   $(VPY) -m pip install --disable-pip-version-check --no-build-isolation -e '.[test,mpi]'; \
+	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip numpy 'scikit-build-core>=0.10' \
+	     'cmake>=3.21' ninja && \
+	   $(VPY) .ci/requirements.py test mpi cuda wheel >build/requirements.txt && \
+	   $(VPY) -m pip install --disable-pip-version-check -r build/requirements.txt && \
+	   { $(VPY) -m pip uninstall --disable-pip-version-check -y gtscript || true; } && \
+	   $(VPY) -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
+	     'gtscript-checkout.pth').write_text('$(CURDIR)\n')"; \
 	 } >build/install.log 2>&1 || { tail -40 build/install.log; exit 1; }
 	@touch $@
 
-$(CORE_STAMP): $(STAMP) $(CSRC) setup.py
+# The in-place core the tests use: gtscript/_core*.so, built in build/core (kept between runs,
+# so only changed sources recompile; a `pip install .` never reads it).
+$(CORE_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 	@mkdir -p build
-	@$(VPY) setup.py -q build_ext --inplace >build/core.log 2>&1 || { cat build/core.log; exit 1; }
+	@{ $(CMAKE) -S . -B build/core $(CMAKE_DEV) && $(CMAKE) --build build/core && \
+	   $(CMAKE) --install build/core --prefix $(CURDIR); \
+	 } >build/core.log 2>&1 || { cat build/core.log; exit 1; }
 	@touch $@
 
+# A relocatable wheel in dist/: built without build isolation by the venv's scikit-build-core
+# (in a temporary build directory), then auditwheel copies libLLVM and the libraries it loads
+# into gtscript.libs/ and points the core at them. Its platform tag is the oldest the build
+# machine's glibc and libstdc++ allow (a manylinux_2_28 wheel needs a build on a glibc 2.28
+# system, such as the manylinux_2_28 image; see CONTRIBUTING.md).
+wheel: $(STAMP)
+	@rm -rf build/wheel && mkdir -p build/wheel dist
+	@{ $(VPY) -m pip wheel --disable-pip-version-check --no-deps --no-build-isolation \
+	     -w build/wheel . && \
+	   PATH="$(abspath $(VENV))/bin:$$PATH" auditwheel repair -w dist build/wheel/gtscript-*.whl; \
+	 } >build/wheel.log 2>&1 || { tail -40 build/wheel.log; exit 1; }
+	@ls -l dist/gtscript-*manylinux*.whl
+
+# The package as a user gets it (slow): `pip install .` into a fresh venv, and the wheel
+# installed into another one run with the system's LLVM hidden (tests_install/).
+wheel-test: wheel
+	@$(VPY) -m pytest -q -p no:cacheprovider tests_install $(PYTEST_ARGS)
+
 clean:
-	rm -rf build $(VENV) gtscript/_core*.so *.egg-info build.log
+	rm -rf build dist $(VENV) gtscript/_core*.so *.egg-info build.log
 
 format:
 	clang-format -i $$(find csrc -name '*.c' -o -name '*.h')

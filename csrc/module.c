@@ -23,6 +23,7 @@
 #include "call/exec_info.h"
 #include "call/gregion.h"
 #include "call/plan.h"
+#include "call/pool.h"
 #include "backend/cpu/build.h"
 #include "cache/cache.h"
 #include "ir/build.h"
@@ -551,8 +552,16 @@ static PyObject *core_target(PyObject *self, PyObject *unused) {
                          LLVM_VERSION_STRING);
 }
 
+/* The size of the thread pool calls run on (GTSCRIPT_NUM_THREADS, else the CPUs this process
+ * may run on), fixed at its first use. */
+static PyObject *core_num_threads(PyObject *self, PyObject *unused) {
+    return PyLong_FromLong(pool_threads());
+}
+
 static PyMethodDef core_methods[] = {
     {"target", core_target, METH_NOARGS, "The host target the cpu backend compiles for."},
+    {"num_threads", core_num_threads, METH_NOARGS, "Threads a call may use."},
+    {"nvrtc", cuda_nvrtc, METH_NOARGS, "NVRTC's version, loading it (RuntimeError: not found)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,9 +4,25 @@ The names exported here are those of GT4Py's ``gt4py.cartesian.gtscript``, so th
 definitions run unchanged apart from their import lines.
 """
 
-__version__ = "0.1.0"
+import importlib as _importlib
 
-from . import cache, lang, storage
+from ._version import __version__
+
+# The C core first, so that a checkout that was never built says so (the modules below import
+# it, and would fail with a confusing "partially initialized module" error).
+try:
+    _importlib.import_module(f"{__name__}._core")
+except ModuleNotFoundError as _exc:
+    if _exc.name != f"{__name__}._core":
+        raise
+    raise ImportError(
+        "gtscript's C core is not built: run `make build` (a source checkout) or "
+        "`pip install .`; it is gtscript/_core*.so, missing from " + __path__[0]
+    ) from None
+
+from . import _core, buildlog, cache, config, lang, storage
+
+config.check_environment()  # a value gtscript would not read as meant warns (docs/configuration.md)
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function, lazy_function
 from .lang import (

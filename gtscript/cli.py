@@ -4,6 +4,8 @@
     python -m gtscript show FILE.py:NAME [--ir|--llvm|--cuda] [--backend B]
                                                  what gtscript makes of a stencil
     python -m gtscript bench [ARGS...]           benchmarks/run.py (ARGS are its own)
+    python -m gtscript info [--json]             versions, LLVM, NVRTC, CPU, cache, threads
+    python -m gtscript --version                 gtscript's version
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import importlib
 import importlib.util
 import itertools
+import json
 import subprocess
 import sys
 import threading
@@ -19,6 +22,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ._version import __version__
 from .errors import GTScriptSyntaxError
 
 #: The benchmark script, found next to the package in a source checkout.
@@ -48,10 +52,12 @@ _PROCESS_COUNTERS = {"memory_entries", "hits", "memory_hits", "disk_hits", "miss
 def _format_size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
+    size = float(n)
+    for unit in ("KiB", "MiB"):
+        size /= 1024
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+    return f"{size / 1024:.1f} GiB"
 
 
 def cmd_cache(args) -> int:
@@ -252,6 +258,7 @@ def cmd_bench(args, rest: list[str]) -> int:
     sys.stdout.flush()
     proc = subprocess.Popen([sys.executable, str(script), *rest], stderr=subprocess.PIPE,
                             text=True, bufsize=1)
+    assert proc.stderr is not None  # stderr=PIPE
     try:
         with ProgressLine(sys.stderr, "gtscript bench", show=show) as progress:
             for line in proc.stderr:
@@ -263,10 +270,21 @@ def cmd_bench(args, rest: list[str]) -> int:
             proc.wait()
 
 
+# ===================================================================================== info
+
+def cmd_info(args) -> int:
+    from . import sysinfo
+
+    facts = sysinfo.info()
+    print(json.dumps(facts, indent=2) if args.json else sysinfo.format_info(facts))
+    return 0
+
+
 # ===================================================================================== main
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gtscript", description="gtscript tools")
+    parser.add_argument("--version", action="version", version=f"gtscript {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     cache = commands.add_parser("cache", help="the on-disk module cache",
@@ -294,6 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the progress line even when stderr is not a terminal")
     bench.add_argument("--no-progress", dest="progress", action="store_false")
     bench.add_argument("--script", default=str(BENCH_SCRIPT), help=argparse.SUPPRESS)
+
+    info = commands.add_parser("info", help="versions, LLVM, NVRTC, CPU target, cache, threads",
+                               description="Print what this installation is and finds: "
+                                           "gtscript, Python, NumPy and LLVM versions, NVRTC "
+                                           "(found or not), the CPU target and its features, "
+                                           "the cache directory and the threads a call uses.")
+    info.add_argument("--json", action="store_true", help="as JSON")
     return parser
 
 
@@ -307,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_cache(args)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "info":
+            return cmd_info(args)
         return cmd_bench(args, rest)
     except CommandError as exc:
         print(f"gtscript: {exc}", file=sys.stderr)

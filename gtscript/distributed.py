@@ -66,7 +66,7 @@ def _agree(comm, message: str | None, cls=DecompositionError) -> None:
     raise cls(f"rank {rank}: {text}" if comm.size > 1 else text)
 
 
-def _check_inputs(global_shape, halo, dims, periodic, size) -> tuple:
+def _check_inputs(global_shape, halo, dims, periodic, size) -> tuple | str:
     """Normalised ``(global_shape, halo, dims, periodic)`` or a message saying what is wrong
     (the same inputs give the same answer on every rank)."""
     try:
@@ -228,14 +228,14 @@ class Decomposition:
                            f"{None if arr is None else arr.shape}, expected "
                            f"{self.global_shape} (plus data dimensions)")
         _agree(comm, message)
-        spec = comm.bcast((arr.dtype.str, arr.shape[3:]) if self.rank == root else None,
+        spec = comm.bcast((arr.dtype.str, arr.shape[3:]) if self.rank == root else None,  # type: ignore[union-attr]
                           root=root)
         dtype = np.dtype(spec[0]) if not spec[1] else np.dtype((np.dtype(spec[0]), spec[1]))
         local = self.zeros(dtype, order=order)
         if self.rank == root:
             requests, buffers = [], []
             for r in range(comm.size):
-                block = np.ascontiguousarray(arr[self.subdomain(r)])
+                block = np.ascontiguousarray(arr[self.subdomain(r)])  # type: ignore[index]
                 if r == root:
                     self.interior(local)[...] = block
                 else:

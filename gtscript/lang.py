@@ -237,7 +237,7 @@ class Field:
         raise TypeError("Field is a type annotation: write Field[dtype] or Field[axes, dtype]")
 
     def __class_getitem__(cls, spec: Any) -> FieldDescriptor:
-        axes = "IJK"
+        axes: str | None = "IJK"
         if isinstance(spec, tuple) and len(spec) == 2 and _axes_name(spec[0]) is not None:
             axes, spec = _axes_name(spec[0]), spec[1]
         if axes not in _FIELD_AXES:

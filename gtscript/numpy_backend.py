@@ -184,7 +184,7 @@ def _scatter(self, box, kindex, data_index, value, where):
     self.array[(ii, jj, kk) + tuple(data_index)] = value
 
 
-_Field.scatter = _scatter
+_Field.scatter = _scatter  # type: ignore[attr-defined]  # kept next to the code it shares
 
 
 class _CheckedLevelError(Exception):

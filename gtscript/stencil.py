@@ -20,9 +20,12 @@ import types
 import time
 import warnings
 
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
 import numpy as np
 
-from . import _core, _index, frontend, lang, numpy_backend
+from . import _core, _index, buildlog, config, frontend, lang, numpy_backend
 from .errors import (
     GT4PyCompatibilityWarning,
     GTScriptDefinitionError,
@@ -37,12 +40,12 @@ BACKENDS = ("cpu", "numpy", "cuda")
 _CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
                  "block_size", "inline_temporaries"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
-_IGNORED_GT4PY_OPTIONS = {"format_source", "verbose", "oir_pipeline", "enable_validation",
+_IGNORED_GT4PY_OPTIONS = {"format_source", "oir_pipeline", "enable_validation",
                           "cache_settings", "raise_if_not_cached", "debug_mode", "impl_opts",
                           "add_profile_info", "clean", "opt_level", "extra_opt_flags",
                           "device_sync", "ignore_np_errstate", "module"}
 #: Options handled here, outside the cache key's code options.
-_OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info"}
+_OTHER_OPTIONS = {"rebuild", "name", "externals", "dtypes", "build_info", "verbose"}
 
 #: The decorator's table (pre-key -> stencil), least recently used first; bounded like the
 #: core's memory level by GTSCRIPT_CACHE_MEMORY_ENTRIES (docs/caching.md).
@@ -291,6 +294,9 @@ def _check_options(options: dict) -> tuple[dict, dict | None, dict]:
             build_info = value
         elif key == "dtypes":
             dtypes = _check_dtypes(value)
+        elif key == "verbose":  # the build's log record at INFO (gtscript/buildlog.py)
+            if not isinstance(value, bool):
+                raise TypeError(f"verbose must be True or False, got {value!r}")
         elif key in _IGNORED_GT4PY_OPTIONS:
             _warn_once(("option", key), f"gtscript ignores GT4Py's stencil option {key!r}: it "
                        f"changes nothing in what gtscript builds")
@@ -330,7 +336,8 @@ def _warn_once(key, message: str) -> None:
         if key in _warned:
             return
         _warned.add(key)
-    frame, level = sys._getframe(0), 1
+    frame: types.FrameType | None = sys._getframe(0)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, GT4PyCompatibilityWarning, stacklevel=level)
@@ -415,10 +422,14 @@ def _check_definition(definition) -> None:
 
 def _build(definition, backend, externals, rebuild, name, options):
     start = time.perf_counter()
+    config.check_environment()
+    verbose = bool(options.get("verbose", False))
     backend = _resolve_backend(backend)
     _check_definition(definition)
     externals = dict(externals or {})
     code_options, build_info, dtypes = _check_options(options)
+    if build_info is None and (verbose or buildlog.wants(verbose)):
+        build_info = {}  # the log reads the build's facts from it
     key = (frontend.definition_fingerprint(definition, externals), backend, name,
            tuple(sorted((k, repr(v)) for k, v in code_options.items())),
            tuple(sorted(dtypes.items())))
@@ -430,6 +441,7 @@ def _build(definition, backend, externals, rebuild, name, options):
         if cached is not None:
             _reissue(cached.build_warnings)
             _fill_build_info(build_info, cached, 0.0, start, "pre-key")
+            _log_build(cached, build_info, verbose)
             return cached
     # The disk index (gtscript/_index.py): the definition's place enters too, so that the
     # tree's source positions (warnings, errors at call time) are this definition's.
@@ -460,7 +472,14 @@ def _build(definition, backend, externals, rebuild, name, options):
         while len(_memory_cache) > limit:  # the least recently used go (their code with them)
             del _memory_cache[next(iter(_memory_cache))]
     _fill_build_info(build_info, module, parse_time, start, "build")
+    _log_build(module, build_info, verbose)
     return module
+
+
+def _log_build(module, build_info, verbose: bool) -> None:
+    if build_info is not None and (verbose or buildlog.wants(verbose)):
+        buildlog.build(getattr(module, "__name__", "stencil"), build_info,
+                       str(_core.cache_path()), verbose)
 
 
 def _from_index(index_key: str, backend: str, code_options: dict):
@@ -499,8 +518,21 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     return module
 
 
-def stencil(backend=None, definition=None, *, externals=None, rebuild=False, name=None,
-            **options):
+@overload
+def stencil(backend: Callable[..., Any], definition: None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Stencil: ...
+@overload
+def stencil(backend: str | None, definition: Callable[..., Any], *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Stencil: ...
+@overload
+def stencil(backend: str | None = None, definition: None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Callable[[Callable[..., Any]], Stencil]: ...
+def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *,
+            externals: Mapping[str, Any] | None = None, rebuild: bool = False,
+            name: str | None = None, **options: Any) -> Any:
     """Compile a GTScript definition.
 
     Both GT4Py forms work::
@@ -513,8 +545,10 @@ def stencil(backend=None, definition=None, *, externals=None, rebuild=False, nam
     ``backend`` is ``"cpu"``, ``"numpy"`` or ``"cuda"`` (GT4Py's names map to the nearest,
     see :data:`GT4PY_BACKENDS`). Options: ``dtypes`` (placeholder name -> dtype),
     ``literal_float_precision`` and ``literal_int_precision`` (32 or 64), ``build_info`` (a
-    dict the build fills with its timings), the backends' code options (``llvm_passes``,
-    ``gpu_arch``, ``block_size``, ``inline_temporaries``); GT4Py's other options are accepted
+    dict the build fills with its timings), ``verbose`` (True: the build's log record at INFO,
+    printed on stderr when logging is not configured; gtscript/buildlog.py), the backends'
+    code options (``llvm_passes``, ``gpu_arch``, ``block_size``, ``inline_temporaries``);
+    GT4Py's other options are accepted
     and ignored, with a warning once per name (docs/backends.md, "Build options").
     """
     # A definition's error is the user's, located in their source: the traceback shows their

@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 import sys
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+from types import FrameType
 
 import numpy as np
 
@@ -48,9 +50,8 @@ class Layout:
     @property
     def strides(self) -> tuple:
         """Byte strides of the array (those of the padded buffer)."""
-        fastest_first = range(len(self.padded))
-        if self.order == "C":
-            fastest_first = reversed(fastest_first)
+        axes = range(len(self.padded))
+        fastest_first: Iterable[int] = reversed(axes) if self.order == "C" else axes
         strides, step = [0] * len(self.padded), self.itemsize
         for axis in fastest_first:
             strides[axis] = step
@@ -98,7 +99,8 @@ def _backend(backend) -> str:
 def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside this module, seen from the function
     calling ``warnings.warn`` (so the note names the user's line)."""
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and frame.f_code.co_filename == __file__:
         frame, level = frame.f_back, level + 1
     return level

@@ -299,12 +299,12 @@ def test_ignored_gt4py_options_warn_once(monkeypatch):
 
     monkeypatch.setattr(stencil_module, "_warned", set())
     with pytest.warns(GT4PyCompatibilityWarning) as record:
-        gtscript.stencil("cpu", literal_ints, verbose=True, format_source=False)
-        gtscript.stencil("cpu", literal_ints, verbose=False, cache_settings={})
-        gtscript.stencil("numpy", literal_ints, verbose=True, format_source=True)
+        gtscript.stencil("cpu", literal_ints, debug_mode=True, format_source=False)
+        gtscript.stencil("cpu", literal_ints, debug_mode=False, cache_settings={})
+        gtscript.stencil("numpy", literal_ints, debug_mode=True, format_source=True)
     messages = _compat_warnings(record)
-    assert len(messages) == 3, messages  # verbose, format_source, cache_settings: once each
-    assert sum("'verbose'" in m for m in messages) == 1
+    assert len(messages) == 3, messages  # debug_mode, format_source, cache_settings: once each
+    assert sum("'debug_mode'" in m for m in messages) == 1
     assert all(w.filename == __file__ for w in record)  # said at the user's line
     with pytest.raises(TypeError, match="unknown stencil option 'verbos'"):
         gtscript.stencil("cpu", literal_ints, verbos=True)

@@ -178,7 +178,7 @@ def _value_token(value: Any, seen: set[int], depth: int, names: set[str] | None 
 
 def _slot_values(value: Any) -> dict | None:
     """The ``__slots__`` attributes of ``value`` (None when its classes declare none)."""
-    names = []
+    names: list[str] = []
     for cls in type(value).__mro__:
         slots = cls.__dict__.get("__slots__", ())
         names.extend((slots,) if isinstance(slots, str) else slots)

@@ -7,7 +7,7 @@ import ast
 import inspect
 import linecache
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import (
     GTScriptDefinitionError,
@@ -28,7 +28,7 @@ class _Source:
     shifts: list[int]  # characters the dedent removed from each captured line
     file_lines: list[str]  # every line of `filename`, without line ends
 
-    def position(self, node: ast.AST) -> tuple[int, int]:
+    def position(self, node: Any) -> tuple[int, int]:
         """Absolute (line, 0-based character column) of ``node``."""
         index = node.lineno - 1
         text = self.text_lines[index] if index < len(self.text_lines) else ""

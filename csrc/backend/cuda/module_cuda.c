@@ -36,6 +36,15 @@ static bool load_nvrtc(char *err, size_t errlen) {
     return ok;
 }
 
+PyObject *cuda_nvrtc(PyObject *self, PyObject *unused) {
+    char err[1024];
+    if (!load_nvrtc(err, sizeof err)) {
+        PyErr_SetString(PyExc_RuntimeError, err);
+        return NULL;
+    }
+    return PyUnicode_FromString(nvrtc_version());
+}
+
 /* sm_XY, sm_XYZ, optionally with an a/f suffix. */
 static bool valid_arch(const char *s) {
     if (strncmp(s, "sm_", 3) != 0) return false;

@@ -38,5 +38,8 @@ const CudaRuntime *cuda_runtime(ModuleObject *m);
 PyObject *cuda_method_ptx(ModuleObject *m, PyObject *arch);
 PyObject *cuda_method_emulate(ModuleObject *m, PyObject *args);
 PyObject *cuda_method_info(ModuleObject *m, PyObject *unused);
+/* _core.nvrtc(): NVRTC's version ("13.0"), loading it if needed; RuntimeError saying where it
+ * was looked for when it is not found (python -m gtscript info). */
+PyObject *cuda_nvrtc(PyObject *self, PyObject *unused);
 
 #endif

@@ -110,7 +110,8 @@ bool nvrtc_load(const char *const *dirs, int ndirs, char *err, size_t errlen) {
     if (h == NULL) {
         snprintf(err, errlen,
                  "NVRTC (libnvrtc.so*) was not found: looked in %s%sand on the system library path; "
-                 "install it with 'pip install nvidia-cuda-nvrtc' or set CUDA_HOME",
+                 "install it with 'pip install gtscript[cuda]' (or 'pip install nvidia-cuda-nvrtc') "
+                 "or set CUDA_HOME",
                  looked.len ? looked.data : "", looked.len ? " " : "");
         sb_free(&looked);
         return false;
