@@ -2,6 +2,7 @@
 #   make run   - install what is missing, build, run examples/quickstart.py
 #   make test  - install what is missing, build, run the test suite
 #   make test-sanitize - the test suite again, on a copy of the C core built with ASan + UBSan
+#   make docs  - build the documentation site into build/docs/html (Sphinx, -W: warnings fail)
 # Both are idempotent and quiet when everything is already there.
 
 PYTHON ?= python3
@@ -11,7 +12,7 @@ STAMP  := $(VENV)/.installed
 CORE_STAMP := build/.core-built
 CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 
-.PHONY: run test test-sanitize build bench llvm clean format
+.PHONY: run test test-sanitize build bench llvm clean format docs
 
 run: build
 	@$(VPY) examples/quickstart.py
@@ -60,6 +61,12 @@ $(SAN_STAMP): $(STAMP) $(CSRC) setup.py
 	  || { cat $(SAN_DIR)/core.log; exit 1; }
 	@touch $@
 
+# The site: docs/*.md, the notebooks executed (their outputs cached in build/docs/.jupyter_cache,
+# so a rebuild runs only the notebooks that changed), the API reference from the docstrings.
+docs: build
+	@$(VPY) -m sphinx -W --keep-going -q -b html -d build/docs/doctrees docs build/docs/html
+	@echo "docs: build/docs/html/index.html"
+
 bench: build
 	@$(VPY) benchmarks/run.py
 
@@ -82,7 +89,7 @@ $(STAMP): pyproject.toml setup.py | $(VPY) llvm
 	@echo "Installing gtscript into $(VENV) (log: build/install.log)"
 	@mkdir -p build
 	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip setuptools wheel numpy && \
-	   $(VPY) -m pip install --disable-pip-version-check --no-build-isolation -e '.[test,mpi]'; \
+	   $(VPY) -m pip install --disable-pip-version-check --no-build-isolation -e '.[test,mpi,docs]'; \
 	 } >build/install.log 2>&1 || { tail -40 build/install.log; exit 1; }
 	@touch $@
 

@@ -74,9 +74,71 @@ class _CallSignature:
 
 
 class Stencil(_core.Module):
-    """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
-    ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
-    ``constants``, ``backend`` and ``definition_func``."""
+    """A compiled stencil, as :func:`stencil` returns it.
+
+    Call it on arrays: ``st(*fields_and_scalars, origin=None, domain=None,
+    validate_args=True, exec_info=None)``. The call binds and checks every argument in C
+    before any point is computed, then runs the kernel with the GIL released (see
+    docs/calling.md). Inspect it with :meth:`ir`, :meth:`source`, :attr:`field_info` and
+    :attr:`halo`, or with GT4Py's :attr:`parameter_info`, :attr:`domain_info`,
+    :attr:`constants`, :attr:`backend` and :attr:`definition_func`.
+
+    Parameters
+    ----------
+    *fields_and_scalars
+        The definition's arguments, by position or by name: arrays (anything with the buffer
+        protocol or ``__array_interface__``; ``__cuda_array_interface__`` on cuda) of the
+        field's dtype and number of dimensions, whatever their strides, and Python or NumPy
+        numbers for the scalars. A scalar with a default may be left out.
+    origin : tuple or dict, optional
+        The index in every array of the compute domain's first point; a dict gives each field
+        its own (``"_all_"`` for the others). Default: the lower side of :attr:`halo`.
+    domain : tuple of int, optional
+        The number of points computed along I, J and K. Default: the largest box that fits
+        every array from its origin, the upper side of the halo left over; arrays that
+        disagree in size are an error rather than a silently smaller box.
+    validate_args : bool, default True
+        ``False`` keeps only the cheapest checks (arguments bound, numbers of dimensions,
+        a non-empty domain the arrays agree on, enough K levels) and skips dtypes, bounds,
+        writability and aliasing: only for a call validated before with the same kind of
+        arrays, since a wrong argument then reads or writes outside them.
+    exec_info : dict, optional
+        Filled with the call's timings (``call_start_time``, ``run_start_time``,
+        ``run_end_time``, ``call_end_time``, ``run_time``; ``time.perf_counter`` seconds), the
+        ``domain`` and per-field ``origin`` used, the ``backend``, where the module came from
+        (``module_source``, ``build_time``) and, on cpu, the execution ``plan``.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong kind, dtype or number of dimensions, named in the message.
+    ValueError
+        An origin or domain that does not fit an array (before anything is written).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu")
+    ... def smooth(inp: Field[np.float64], out: Field[np.float64], weight: float):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = (1 - weight) * inp + 0.25 * weight * (
+    ...             inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
+    >>> inp = np.arange(5 * 5 * 2, dtype=np.float64).reshape(5, 5, 2)
+    >>> out = np.zeros_like(inp)
+    >>> info = {}
+    >>> smooth(inp, out, 0.5, exec_info=info)      # the interior: origin (1, 1, 0)
+    >>> info["domain"], info["origin"]["out"]
+    ((3, 3, 2), (1, 1, 0))
+    >>> bool(np.allclose(out[1:-1, 1:-1], inp[1:-1, 1:-1]))   # linear data: unchanged
+    True
+    >>> smooth(inp, out, weight=0.5, origin=(2, 2, 0), domain=(1, 1, 1))
+    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: argument 'out' has dtype float32 but the stencil declares float64 (no implicit cast)
+    """
 
     __signature__ = _CallSignature()
 
