@@ -25,7 +25,7 @@ MARKDOWN = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: Pages that must keep runnable examples (the others may be prose and diagrams only).
 MUST_HAVE_EXAMPLES = {"README.md", "getting-started.md", "language.md", "calling.md",
-                      "backends.md", "troubleshooting.md", "profiling.md"}
+                      "backends.md", "troubleshooting.md", "profiling.md", "model.md"}
 #: Modules whose docstrings' examples the API reference shows (docs/api.md).
 DOCTEST_MODULES = ("gtscript/stencil.py", "gtscript/info.py", "gtscript/storage.py",
                    "gtscript/cache.py")
