@@ -25,6 +25,9 @@ test: build
 # left alone), the whole suite run against it with libasan preloaded into Python (and so into
 # every process the tests start; libstdc++ with it, or ASan cannot intercept C++ exceptions of
 # extensions loaded later). Reports go to build/sanitize/reports/ instead of stderr.
+# Only tests/: the doctests of gtscript/ and the root conftest.py (the Markdown pages and
+# notebooks) would put the checkout first on sys.path, and with it the core built without the
+# sanitizers; --confcutdir keeps the root conftest out.
 # The run fails on a failing test (ASan and UBSan stop the process they find an error in) and
 # on any report that is an ASan or UBSan error or a leak with the core in its stack: leaks of
 # the tools the tests start (the C compiler of the cuda emulation) and CPython's own
@@ -47,7 +50,8 @@ test-sanitize: $(SAN_STAMP)
 	  ASAN_OPTIONS=detect_leaks=1:log_path=$(SAN_LOGS)/asan \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0:exitcode=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(SAN_LOGS)/ubsan \
-	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) \
+	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider \
+	    --confcutdir=tests -o addopts=-ra tests $(PYTEST_ARGS) \
 	  || status=$$?; \
 	reports=$$(grep -l -e 'gtscript/_core\.cpython' -e ' csrc/' -e 'ERROR: AddressSanitizer' -e 'CHECK failed' -e 'runtime error' \
 	  $(SAN_LOGS)/* 2>/dev/null); \
