@@ -44,6 +44,9 @@ _PRIVATE_DIRS = {"GTSCRIPT_CACHE_DIR": "gtscript-cache", "JUPYTER_RUNTIME_DIR": 
                  "IPYTHONDIR": "ipython"}
 
 
+# First in, last out: tests/conftest.py, when it is loaded, then replaces the cache directory
+# with its own for the suite and restores this one before this is undone.
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     config._gtscript_root_dir = tempfile.mkdtemp(prefix="gtscript-doc-tests-")  # mode 0700
     config._gtscript_root_saved = {var: os.environ.get(var) for var in _PRIVATE_DIRS}
@@ -55,6 +58,7 @@ def pytest_configure(config):
     os.environ["JUPYTER_PLATFORM_DIRS"] = "1"  # Jupyter's future folder layout, no warning
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     path = getattr(config, "_gtscript_root_dir", None)
     if path is None:

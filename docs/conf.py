@@ -27,15 +27,15 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "cli_help"
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "conftest.py", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]
 
 # The pages link to each other as GitHub does (``backends.md#cuda``): heading anchors as slugs.
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence"]
 
-
 # Notebooks are stored without outputs and executed at build time; jupyter-cache keeps the
 # outputs in the build directory, so a rebuild re-runs only notebooks that changed.
+# GTSCRIPT_DOCS_EXECUTE=force runs them all whatever the cache holds (the test does).
 nb_execution_mode = os.environ.get("GTSCRIPT_DOCS_EXECUTE", "cache")
 nb_execution_timeout = 120
 nb_execution_raise_on_error = True
