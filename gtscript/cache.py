@@ -71,12 +71,18 @@ def clear() -> int:
     --------
     >>> import os, tempfile
     >>> import gtscript
-    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private = tempfile.mkdtemp()  # read at every use
+    >>> saved = os.environ.get("GTSCRIPT_CACHE_DIR")
+    >>> private = tempfile.TemporaryDirectory()
+    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private.name  # read at every use
     >>> gtscript.cache.clear()
     0
     >>> gtscript.cache.info()["entries"]
     0
-    >>> del os.environ["GTSCRIPT_CACHE_DIR"]
+    >>> if saved is None:
+    ...     del os.environ["GTSCRIPT_CACHE_DIR"]
+    ... else:
+    ...     os.environ["GTSCRIPT_CACHE_DIR"] = saved
+    >>> private.cleanup()
     """
     with _memory_lock:
         _memory_cache.clear()

@@ -306,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     --------
     >>> import os, tempfile
     >>> from gtscript.cli import main
-    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private = tempfile.mkdtemp()
+    >>> saved = os.environ.get("GTSCRIPT_CACHE_DIR")
+    >>> private = tempfile.TemporaryDirectory()
+    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private.name
     >>> main(["cache", "path"]) == 0              # doctest: +ELLIPSIS
     /...
     True
@@ -321,7 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     stencil copy(inp: Field float64, out: Field float64)
     ...
     0
-    >>> del os.environ["GTSCRIPT_CACHE_DIR"]
+    >>> if saved is None:
+    ...     del os.environ["GTSCRIPT_CACHE_DIR"]
+    ... else:
+    ...     os.environ["GTSCRIPT_CACHE_DIR"] = saved
+    >>> private.cleanup()
     """
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
