@@ -6,11 +6,11 @@
 - the notebooks in notebooks/, each top to bottom on a fresh kernel (nbmake, ``--nbmake``).
 
 The first two run in a temporary working directory, the notebooks in their own folder (their
-links and files are relative to it). All of them, and the kernels the notebooks run on, get a
-private gtscript disk cache and private Jupyter and IPython folders for the session (the test
-suite's own cache, tests/conftest.py, takes over when it is collected too), so that running the
-tests touches nothing of the user's. A notebook must also finish within
-``NOTEBOOK_LIMIT_S``: nbmake limits each cell only.
+links and files are relative to it). All of them get a private gtscript disk cache for the
+session (the test suite's own, tests/conftest.py, takes over when it is collected too), and
+the kernels the notebooks run on private Jupyter and IPython folders, so that running the
+tests touches nothing of the user's. A notebook must also finish within ``NOTEBOOK_LIMIT_S``:
+nbmake limits each cell only.
 
 The blocks of one Markdown page run in order in one namespace, as a reader reads them: a later
 block may use what an earlier one defined. pytest-markdown-docs runs each block on its own (or,
@@ -38,10 +38,10 @@ collect_ignore = ["setup.py", "gtscript/__main__.py", "docs/conf.py", "docs/_ext
 #: The longest a notebook may take (the whole set runs in well under a minute).
 NOTEBOOK_LIMIT_S = 60
 
-#: Environment variables pointed at a private folder for the session (inherited by kernels).
-_PRIVATE_DIRS = {"GTSCRIPT_CACHE_DIR": "gtscript-cache", "JUPYTER_RUNTIME_DIR": "runtime",
-                 "JUPYTER_CONFIG_DIR": "config", "JUPYTER_DATA_DIR": "data",
-                 "IPYTHONDIR": "ipython"}
+#: Environment variables pointed at private folders while a notebook runs (its kernel inherits
+#: them); only then, as an IPython shell of the test process itself keeps its history open.
+_KERNEL_DIRS = {"JUPYTER_RUNTIME_DIR": "runtime", "JUPYTER_CONFIG_DIR": "config",
+                "JUPYTER_DATA_DIR": "data", "IPYTHONDIR": "ipython"}
 
 
 # First in, last out: tests/conftest.py, when it is loaded, then replaces the cache directory
@@ -49,13 +49,9 @@ _PRIVATE_DIRS = {"GTSCRIPT_CACHE_DIR": "gtscript-cache", "JUPYTER_RUNTIME_DIR": 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     config._gtscript_root_dir = tempfile.mkdtemp(prefix="gtscript-doc-tests-")  # mode 0700
-    config._gtscript_root_saved = {var: os.environ.get(var) for var in _PRIVATE_DIRS}
-    for var, sub in _PRIVATE_DIRS.items():
-        os.environ[var] = os.path.join(config._gtscript_root_dir, sub)
-    # GTSCRIPT_CACHE_DIR must exist and be private; the others are made on demand
-    os.mkdir(os.environ["GTSCRIPT_CACHE_DIR"], 0o700)
-    config._gtscript_root_saved["JUPYTER_PLATFORM_DIRS"] = os.environ.get("JUPYTER_PLATFORM_DIRS")
-    os.environ["JUPYTER_PLATFORM_DIRS"] = "1"  # Jupyter's future folder layout, no warning
+    config._gtscript_saved_cache = os.environ.get("GTSCRIPT_CACHE_DIR")
+    os.environ["GTSCRIPT_CACHE_DIR"] = os.path.join(config._gtscript_root_dir, "gtscript-cache")
+    os.mkdir(os.environ["GTSCRIPT_CACHE_DIR"], 0o700)  # must exist and be private
 
 
 @pytest.hookimpl(trylast=True)
@@ -64,19 +60,31 @@ def pytest_unconfigure(config):
     if path is None:
         return
     shutil.rmtree(path, ignore_errors=True)
-    for var, value in config._gtscript_root_saved.items():
-        if value is None:
-            os.environ.pop(var, None)
-        else:
-            os.environ[var] = value
+    if config._gtscript_saved_cache is None:
+        os.environ.pop("GTSCRIPT_CACHE_DIR", None)
+    else:
+        os.environ["GTSCRIPT_CACHE_DIR"] = config._gtscript_saved_cache
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
+    if item.path.suffix != ".ipynb":
+        return (yield)
+    root = item.config._gtscript_root_dir
+    saved = {var: os.environ.get(var) for var in (*_KERNEL_DIRS, "JUPYTER_PLATFORM_DIRS")}
+    os.environ.update({var: os.path.join(root, sub) for var, sub in _KERNEL_DIRS.items()})
+    os.environ["JUPYTER_PLATFORM_DIRS"] = "1"  # Jupyter's future folder layout, no warning
     start = time.perf_counter()
-    result = yield
+    try:
+        result = yield
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
     elapsed = time.perf_counter() - start
-    if item.path.suffix == ".ipynb" and elapsed > NOTEBOOK_LIMIT_S:
+    if elapsed > NOTEBOOK_LIMIT_S:
         pytest.fail(f"{item.path.name} took {elapsed:.1f} s (limit {NOTEBOOK_LIMIT_S} s)")
     return result
 
