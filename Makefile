@@ -2,6 +2,7 @@
 #   make run   - install what is missing, build, run examples/quickstart.py
 #   make test  - install what is missing, build, run the test suite
 #   make test-sanitize - the test suite again, on a copy of the C core built with ASan + UBSan
+#   make docs  - build the documentation site into build/docs/html (Sphinx, -W: warnings fail)
 # Both are idempotent and quiet when everything is already there.
 
 PYTHON ?= python3
@@ -15,7 +16,7 @@ CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
 CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize build bench llvm clean format wheel wheel-test
+.PHONY: run test test-sanitize build bench llvm clean format docs wheel wheel-test
 
 run: build
 	@$(VPY) examples/quickstart.py
@@ -28,6 +29,9 @@ test: build
 # left alone), the whole suite run against it with libasan preloaded into Python (and so into
 # every process the tests start; libstdc++ with it, or ASan cannot intercept C++ exceptions of
 # extensions loaded later). Reports go to build/sanitize/reports/ instead of stderr.
+# Only tests/: the doctests of gtscript/ and the root conftest.py (the Markdown pages and
+# notebooks) would put the checkout first on sys.path, and with it the core built without the
+# sanitizers; --confcutdir keeps the root conftest out.
 # The run fails on a failing test (ASan and UBSan stop the process they find an error in) and
 # on any report that is an ASan or UBSan error or a leak with the core in its stack: leaks of
 # the tools the tests start (the C compiler of the cuda emulation) and CPython's own
@@ -50,7 +54,8 @@ test-sanitize: $(SAN_STAMP)
 	  ASAN_OPTIONS=detect_leaks=1:log_path=$(SAN_LOGS)/asan \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0:exitcode=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(SAN_LOGS)/ubsan \
-	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) \
+	  PYTHONPATH=$(CURDIR)/$(SAN_DIR) $(VPY) -P -m pytest -q -p no:cacheprovider \
+	    --confcutdir=tests -o addopts=-ra tests $(PYTEST_ARGS) \
 	  || status=$$?; \
 	reports=$$(grep -l -e 'gtscript/_core\.cpython' -e ' csrc/' -e 'ERROR: AddressSanitizer' -e 'CHECK failed' -e 'runtime error' \
 	  $(SAN_LOGS)/* 2>/dev/null); \
@@ -65,6 +70,12 @@ $(SAN_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 	   $(CMAKE) --install $(SAN_DIR)/obj --prefix $(CURDIR)/$(SAN_DIR); \
 	 } >$(SAN_DIR)/core.log 2>&1 || { cat $(SAN_DIR)/core.log; exit 1; }
 	@touch $@
+
+# The site: docs/*.md, the notebooks executed (their outputs cached in build/docs/.jupyter_cache,
+# so a rebuild runs only the notebooks that changed), the API reference from the docstrings.
+docs: build
+	@$(VPY) -m sphinx -W --keep-going -q -b html -d build/docs/doctrees docs build/docs/html
+	@echo "docs: build/docs/html/index.html"
 
 bench: build
 	@$(VPY) benchmarks/run.py
@@ -93,7 +104,7 @@ $(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
 	@mkdir -p build
 	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip numpy 'scikit-build-core>=0.10' \
 	     'cmake>=3.21' ninja && \
-	   $(VPY) .ci/requirements.py test mpi cuda wheel >build/requirements.txt && \
+	   $(VPY) .ci/requirements.py test mpi cuda docs wheel >build/requirements.txt && \
 	   $(VPY) -m pip install --disable-pip-version-check -r build/requirements.txt && \
 	   { $(VPY) -m pip uninstall --disable-pip-version-check -y gtscript || true; } && \
 	   $(VPY) -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \

@@ -28,7 +28,15 @@ from .stencil import _memory_cache, _memory_lock
 
 
 def path() -> str:
-    """The disk cache directory, as configured now (it may not exist yet)."""
+    """The disk cache directory, as configured now (it may not exist yet).
+
+    Examples
+    --------
+    >>> import os
+    >>> import gtscript
+    >>> gtscript.cache.path() == os.environ.get("GTSCRIPT_CACHE_DIR", gtscript.cache.path())
+    True
+    """
     return _core.cache_path()
 
 
@@ -40,6 +48,16 @@ def info() -> dict:
     ``disk_hits``), ``misses`` (fresh builds), ``invalid_entries`` (disk entries found
     corrupt or foreign and rebuilt) and ``stores``. Re-decorating the very same definition
     is answered before the key is computed and is not counted.
+
+    Examples
+    --------
+    >>> import gtscript
+    >>> info = gtscript.cache.info()
+    >>> sorted(info)  # doctest: +NORMALIZE_WHITESPACE
+    ['bytes', 'disk_hits', 'entries', 'hits', 'invalid_entries', 'max_bytes',
+     'memory_entries', 'memory_hits', 'misses', 'path', 'stores']
+    >>> info["hits"] == info["memory_hits"] + info["disk_hits"]
+    True
     """
     return _core.cache_info()
 
@@ -47,7 +65,25 @@ def info() -> dict:
 def clear() -> int:
     """Forget every cached stencil: the decorator's table, the in-memory modules and every
     disk entry. Stencil objects that exist keep working. Returns the number of disk entries
-    removed."""
+    removed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import gtscript
+    >>> saved = os.environ.get("GTSCRIPT_CACHE_DIR")
+    >>> private = tempfile.TemporaryDirectory()
+    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private.name  # read at every use
+    >>> gtscript.cache.clear()
+    0
+    >>> gtscript.cache.info()["entries"]
+    0
+    >>> if saved is None:
+    ...     del os.environ["GTSCRIPT_CACHE_DIR"]
+    ... else:
+    ...     os.environ["GTSCRIPT_CACHE_DIR"] = saved
+    >>> private.cleanup()
+    """
     with _memory_lock:
         _memory_cache.clear()
     _index.clear()

@@ -323,6 +323,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    r"""``python -m gtscript``: run the command in ``argv`` (default: ``sys.argv[1:]``) and
+    return its exit status (0: done, 1: a GTScript error in the stencil's file, 2: a usage or
+    command error). See docs/cli.md for the commands.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from gtscript.cli import main
+    >>> saved = os.environ.get("GTSCRIPT_CACHE_DIR")
+    >>> private = tempfile.TemporaryDirectory()
+    >>> os.environ["GTSCRIPT_CACHE_DIR"] = private.name
+    >>> main(["cache", "path"]) == 0              # doctest: +ELLIPSIS
+    /...
+    True
+    >>> with open("stencils.py", "w") as f:
+    ...     _ = f.write(
+    ...         "import numpy as np\n"
+    ...         "from gtscript import PARALLEL, Field, computation, interval\n"
+    ...         "def copy(inp: Field[np.float64], out: Field[np.float64]):\n"
+    ...         "    with computation(PARALLEL), interval(...):\n"
+    ...         "        out = inp\n")
+    >>> main(["show", "stencils.py:copy", "--ir"])   # doctest: +ELLIPSIS
+    stencil copy(inp: Field float64, out: Field float64)
+    ...
+    0
+    >>> if saved is None:
+    ...     del os.environ["GTSCRIPT_CACHE_DIR"]
+    ... else:
+    ...     os.environ["GTSCRIPT_CACHE_DIR"] = saved
+    >>> private.cleanup()
+    """
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "bench":

@@ -29,7 +29,22 @@ class GT4PyCompatibilityWarning(UserWarning):
 
 
 class GTScriptSyntaxError(SyntaxError):
-    """A construct outside the GTScript language, or a malformed use of one inside it."""
+    """A construct outside the GTScript language, or a malformed use of one inside it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> def text(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = inp * "two"
+    >>> try:
+    ...     gtscript.stencil("cpu", text)
+    ... except gtscript.GTScriptSyntaxError as err:
+    ...     print(err.msg, "| line", err.lineno - text.__code__.co_firstlineno)
+    the literal 'two' is a str, not a number: only bool, int and float values can be used in expressions | line 2
+    """
 
     def __str__(self) -> str:
         """The message, then where: file, line and column, the source line and a caret.
@@ -57,11 +72,41 @@ class GTScriptSemanticError(GTScriptSyntaxError, ValueError):
     """Well-formed GTScript that breaks a rule of the language (parallel model, types, ...).
 
     Also a :class:`ValueError`: GT4Py raises ``ValueError`` for the parallel model's
-    violations, so code written for it (``pytest.raises(ValueError)``) catches these too."""
+    violations, so code written for it (``pytest.raises(ValueError)``) catches these too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> def in_place(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = inp[1, 0, 0]
+    ...         inp = out
+    >>> try:
+    ...     gtscript.stencil("cpu", in_place)
+    ... except ValueError as err:
+    ...     print(type(err).__name__, "|", err.msg.split(":")[0])
+    GTScriptSemanticError | write after read with offset
+    """
 
 
 class GTScriptDefinitionError(GTScriptSyntaxError):
-    """A problem with the definition itself: its signature, annotations, externals or source."""
+    """A problem with the definition itself: its signature, annotations, externals or source.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> def empty(inp: Field[np.float64]):
+    ...     pass
+    >>> try:
+    ...     gtscript.stencil("cpu", empty)
+    ... except gtscript.GTScriptDefinitionError as err:
+    ...     print(err.msg)
+    stencil 'empty' has no `with computation(...)` block
+    """
 
 
 def syntax_error(

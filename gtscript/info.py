@@ -19,7 +19,16 @@ __all__ = ["AccessKind", "Boundary", "DomainInfo", "FieldInfo", "ParameterInfo"]
 
 
 class AccessKind(enum.IntFlag):
-    """How a stencil uses an argument (GT4Py's flag values: READ | WRITE is READ_WRITE)."""
+    """How a stencil uses an argument (GT4Py's flag values: READ | WRITE is READ_WRITE).
+
+    Examples
+    --------
+    >>> from gtscript.info import AccessKind
+    >>> AccessKind.READ | AccessKind.WRITE == AccessKind.READ_WRITE
+    True
+    >>> str(AccessKind.WRITE)
+    'WRITE'
+    """
 
     NONE = 0
     READ = 1
@@ -42,7 +51,15 @@ class Boundary(tuple):
     """``((i_lo, i_hi), (j_lo, j_hi), (k_lo, k_hi))``: how many points around the compute
     domain a field's accesses reach, on each side of each axis. In I and J never negative (an
     access that stays inside the domain needs no halo); in K, GT4Py's count, which is negative
-    where every access stays that many levels inside the domain."""
+    where every access stays that many levels inside the domain.
+
+    Examples
+    --------
+    >>> from gtscript.info import Boundary
+    >>> b = Boundary.from_extent(((-1, 2), (0, 0), (0, 1)))
+    >>> b, b.lower_indices, b.frame_size
+    (Boundary(((1, 2), (0, 0), (0, 1))), (1, 0, 0), (3, 0, 1))
+    """
 
     __slots__ = ()
 
@@ -76,7 +93,25 @@ class FieldInfo(dict):
     ``gt4py_facts`` (from the compiled stencil) is ``(read_first, (k_lo, k_hi))``: whether the
     stencil reads the field before it first writes it, in program order (GT4Py's READ_WRITE;
     written first, it is WRITE however often it is read afterwards), and GT4Py's K boundary,
-    which counts each access from the interval it is in."""
+    which counts each access from the interval it is in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu")
+    ... def update(q: Field[np.float64], tend: Field[np.float64], dt: float):
+    ...     with computation(PARALLEL), interval(...):
+    ...         q = q + dt * tend[0, 1, 0]
+    >>> info = update.field_info["tend"]
+    >>> dict(info)
+    {'extent': ((0, 0), (0, 1), (0, 0)), 'intent': 'in', 'dtype': 'float64', 'axes': 'IJK', 'data_dims': ()}
+    >>> info.access, info.boundary, info.dtype
+    (<AccessKind.READ: 1>, Boundary(((0, 0), (0, 1), (0, 0))), dtype('float64'))
+    >>> str(update.field_info["q"].access)
+    'READ_WRITE'
+    """
 
     def __init__(self, *args, gt4py_facts=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -131,7 +166,20 @@ class FieldInfo(dict):
 
 @dataclass(frozen=True)
 class ParameterInfo:
-    """One scalar argument: whether the stencil reads it, and its dtype."""
+    """One scalar argument: whether the stencil reads it, and its dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu")
+    ... def axpy(x: Field[np.float64], y: Field[np.float64], a: float):
+    ...     with computation(PARALLEL), interval(...):
+    ...         y = a * x + y
+    >>> axpy.parameter_info["a"]
+    ParameterInfo(access=<AccessKind.READ: 1>, dtype=dtype('float64'))
+    """
 
     access: AccessKind
     dtype: np.dtype
@@ -139,7 +187,20 @@ class ParameterInfo:
 
 @dataclass(frozen=True)
 class DomainInfo:
-    """The iteration space: I and J are parallel, K is swept (possibly in order)."""
+    """The iteration space: I and J are parallel, K is swept (possibly in order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu")
+    ... def vdiff(q: Field[np.float64], d: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(1, -1):
+    ...         d = q[0, 0, 1] - q[0, 0, -1]
+    >>> vdiff.domain_info
+    DomainInfo(parallel_axes=('I', 'J'), sequential_axis='K', min_sequential_axis_size=3, ndim=3)
+    """
 
     parallel_axes: tuple[str, ...]
     sequential_axis: str

@@ -124,7 +124,14 @@ def _dtype_and_data_dims(spec: Any) -> tuple[str, tuple[int, ...]]:
 
 class Axis:
     """A grid axis.  ``I[0]`` / ``I[-1]`` name the first / last point of the compute domain
-    along it (used in ``region[...]``); ``I[0] - 1`` is one point before the first."""
+    along it (used in ``region[...]``); ``I[0] - 1`` is one point before the first.
+
+    Examples
+    --------
+    >>> from gtscript import I, J
+    >>> I[0], I[-1], I[0] - 1, J[-1] + 1
+    (I[0], I[-1], I[0] - 1, J[-1] + 1)
+    """
 
     __slots__ = ("name",)
 
@@ -144,7 +151,14 @@ class Axis:
 @dataclass(frozen=True)
 class AxisIndex:
     """A point on an axis relative to the compute domain: ``level`` 0 is its start, 1 its end
-    (one past the last point); ``offset`` counts points from there."""
+    (one past the last point); ``offset`` counts points from there.
+
+    Examples
+    --------
+    >>> from gtscript import I
+    >>> I[-1] + 1, (I[-1] + 1).level, (I[-1] + 1).offset
+    (I[-1] + 1, 1, 0)
+    """
 
     axis: str
     level: int
@@ -181,7 +195,14 @@ IJK = (I, J, K)
 
 @dataclass(frozen=True)
 class AxisInterval:
-    """GT4Py's ``AxisInterval``: the points ``start`` to ``end`` (excluded) of an axis."""
+    """GT4Py's ``AxisInterval``: the points ``start`` to ``end`` (excluded) of an axis.
+
+    Examples
+    --------
+    >>> from gtscript import AxisInterval
+    >>> len(AxisInterval("K", 2, 5))
+    3
+    """
 
     axis: str
     start: int
@@ -231,7 +252,26 @@ class FieldDescriptor:
 class Field:
     """Field type annotations: ``Field[np.float64]`` (axes I, J, K), ``Field[IJ, float]``,
     ``Field[K, np.float32]``, ``Field[I, float]``, ``Field[IK, float]`` (any of the axes, in
-    I, J, K order), ``Field[(np.float64, (3,))]`` (a 3-vector at every point)."""
+    I, J, K order), ``Field[(np.float64, (3,))]`` (a 3-vector at every point).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> from gtscript import IJ, K
+    >>> Field[np.float64], Field[IJ, np.float32], Field[(np.float64, (3,))]
+    (Field[IJK, float64], Field[IJ, float32], Field[IJK, (float64, (3,))])
+    >>> @gtscript.stencil(backend="numpy")
+    ... def column(surface: Field[IJ, np.float64], profile: Field[K, np.float64],
+    ...            out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = surface * profile
+    >>> out = np.zeros((2, 3, 4))
+    >>> column(np.full((2, 3), 2.0), np.arange(4.0), out)
+    >>> out[1, 2].tolist()
+    [0.0, 2.0, 4.0, 6.0]
+    """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Field:
         raise TypeError("Field is a type annotation: write Field[dtype] or Field[axes, dtype]")
@@ -262,7 +302,15 @@ def _placeholder(spec: Any) -> str | None:
 class GlobalTable:
     """A read-only lookup table without grid axes (GT4Py's ``GlobalTable``):
     ``GlobalTable[(np.float64, (n,))]`` is passed as an array of shape ``(n,)`` and read as
-    ``table.A[i]`` (``table.A[i, j]`` for a 2-D table), the same value at every point."""
+    ``table.A[i]`` (``table.A[i, j]`` for a 2-D table), the same value at every point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import GlobalTable
+    >>> GlobalTable[(np.float64, (4,))]     # a table of 4 values (docs/language.md)
+    GlobalTable[(float64, (4,))]
+    """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> GlobalTable:
         raise TypeError("GlobalTable is a type annotation: write GlobalTable[(dtype, (n,))]")
@@ -282,7 +330,28 @@ class GlobalTable:
 
 
 class IterationPolicy(_enum.Enum):
-    """The order in which a computation visits the levels of its intervals."""
+    """The order in which a computation visits the levels of its intervals: ``PARALLEL``
+    (any order: no statement may read a level another writes in the same computation),
+    ``FORWARD`` (bottom to top) or ``BACKWARD`` (top to bottom).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> from gtscript import BACKWARD, FORWARD
+    >>> @gtscript.stencil(backend="numpy")
+    ... def cumsum(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(FORWARD):
+    ...         with interval(0, 1):
+    ...             out = inp
+    ...         with interval(1, None):
+    ...             out = out[0, 0, -1] + inp
+    >>> out = np.zeros((1, 1, 4))
+    >>> cumsum(np.ones((1, 1, 4)), out)
+    >>> out[0, 0].tolist()
+    [1.0, 2.0, 3.0, 4.0]
+    """
 
     PARALLEL = "PARALLEL"
     FORWARD = "FORWARD"
@@ -305,17 +374,80 @@ def _outside(what: str) -> RuntimeError:
 
 
 def computation(policy: IterationPolicy) -> Any:
-    """``with computation(PARALLEL | FORWARD | BACKWARD):`` opens a computation."""
+    """``with computation(PARALLEL | FORWARD | BACKWARD):`` opens a computation (see
+    :class:`IterationPolicy`); only in a definition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="numpy")
+    ... def two_steps(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         tmp = 2.0 * inp
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = tmp + 1.0
+    >>> out = np.zeros((1, 1, 2))
+    >>> two_steps(np.ones((1, 1, 2)), out)
+    >>> out.ravel().tolist()
+    [3.0, 3.0]
+    >>> computation(PARALLEL)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: computation() is GTScript: it can only be used inside a function decorated with @gtscript.stencil or @gtscript.function, which is compiled, not run by Python
+    """
     raise _outside("computation()")
 
 
 def interval(*bounds: Any) -> Any:
-    """``with interval(...)`` / ``interval(start, end)``: the K levels a block runs on."""
+    """``with interval(...)`` / ``interval(start, end)``: the K levels a block runs on
+    (``start`` included, ``end`` excluded; negative counts from the top, ``None`` is the
+    top); only in a definition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="numpy")
+    ... def edges(out: Field[np.float64]):
+    ...     with computation(PARALLEL):
+    ...         with interval(0, 1):
+    ...             out = -1.0
+    ...         with interval(1, -1):
+    ...             out = 0.0
+    ...         with interval(-1, None):
+    ...             out = 1.0
+    >>> out = np.full((1, 1, 4), 9.0)
+    >>> edges(out)
+    >>> out.ravel().tolist()
+    [-1.0, 0.0, 0.0, 1.0]
+    """
     raise _outside("interval()")
 
 
 def horizontal(*regions: Any) -> Any:
-    """``with horizontal(region[I[0], :]):`` restricts statements to parts of the IJ plane."""
+    """``with horizontal(region[I[0], :]):`` restricts statements to parts of the IJ plane
+    (boxes relative to the compute domain, see :class:`Axis`); only in a definition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> from gtscript import I, horizontal, region
+    >>> @gtscript.stencil(backend="numpy")
+    ... def west_edge(out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = 0.0
+    ...         with horizontal(region[I[0], :]):
+    ...             out = 1.0
+    >>> out = np.full((3, 2, 1), 9.0)
+    >>> west_edge(out)
+    >>> out[:, :, 0].tolist()
+    [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    """
     raise _outside("horizontal()")
 
 
@@ -333,12 +465,50 @@ region = _Region()
 
 
 def compile_assert(condition: Any) -> None:
-    """Fail the build (at this line) when ``condition``, evaluated at compile time, is false."""
+    """Fail the build (at this line) when ``condition``, evaluated at compile time, is false.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> from gtscript import compile_assert
+    >>> def scaled(inp: Field[np.float64], out: Field[np.float64]):
+    ...     from __externals__ import FACTOR
+    ...     with computation(PARALLEL), interval(...):
+    ...         compile_assert(FACTOR > 0)
+    ...         out = FACTOR * inp
+    >>> ok = gtscript.stencil("numpy", scaled, externals={"FACTOR": 2.0})
+    >>> try:
+    ...     gtscript.stencil("numpy", scaled, externals={"FACTOR": -1.0})
+    ... except gtscript.GTScriptSyntaxError as err:
+    ...     print(type(err).__name__)
+    GTScriptSemanticError
+    """
     raise _outside("compile_assert()")
 
 
 def __INLINED(condition: Any) -> Any:  # noqa: N802  (the GT4Py name)
-    """``if __INLINED(cond):`` selects a branch at compile time."""
+    """``if __INLINED(cond):`` selects a branch at compile time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> from gtscript import __INLINED
+    >>> def limited(inp: Field[np.float64], out: Field[np.float64]):
+    ...     from __externals__ import CLIP
+    ...     with computation(PARALLEL), interval(...):
+    ...         if __INLINED(CLIP):
+    ...             out = min(inp, 1.0)
+    ...         else:
+    ...             out = inp
+    >>> out = np.zeros((1, 1, 1))
+    >>> gtscript.stencil("numpy", limited, externals={"CLIP": True})(np.full((1, 1, 1), 5.0), out)
+    >>> float(out[0, 0, 0])
+    1.0
+    """
     raise _outside("__INLINED()")
 
 
@@ -366,6 +536,15 @@ BUILTIN_SPELLINGS = {
 OPERATOR_BUILTINS = {"mod": 2}
 
 
+#: The NumPy (or math) value each builtin's example compares with, at ``x = 0.5``.
+_EXAMPLE_REFERENCE = {
+    "abs": "np.abs(x)", "min": "np.minimum(x, x)", "max": "np.maximum(x, x)",
+    "pow": "np.power(x, x)", "mod": "np.mod(x, x)", "arctan2": "np.arctan2(x, x)",
+    "gamma": "math.gamma(x)", "erf": "math.erf(x)", "erfc": "math.erfc(x)",
+    "round": "np.round(x)", "round_away_from_zero": "np.copysign(np.floor(np.abs(x) + 0.5), x)",
+}
+
+
 def _builtin(name: str) -> Any:
     """A placeholder for the math builtin ``name``."""
 
@@ -374,7 +553,28 @@ def _builtin(name: str) -> Any:
 
     placeholder.__name__ = placeholder.__qualname__ = name
     arity = {**MATH_BUILTINS, **OPERATOR_BUILTINS}[name]
-    placeholder.__doc__ = f"GTScript builtin ``{name}`` ({arity} argument(s))."
+    call = f"{name}(a, a)" if arity == 2 else f"{name}(a)"
+    reference = _EXAMPLE_REFERENCE.get(name, f"np.{name}(x)")
+    # The example is this builtin's own: a stencil that applies it, checked against NumPy.
+    placeholder.__doc__ = f"""GTScript builtin ``{name}`` ({arity} argument(s)), applied
+    pointwise in a definition as its NumPy namesake.
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval, {name}
+    >>> @gtscript.stencil(backend="numpy")
+    ... def apply(a: Field[np.float64], b: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         b = {call}
+    >>> x = {1.5 if name == "arccosh" else 0.5}
+    >>> b = np.zeros((2, 2, 1))
+    >>> apply(np.full((2, 2, 1), x), b)
+    >>> bool(np.allclose(b, {reference}))
+    True
+    """
     return placeholder
 
 
@@ -433,7 +633,14 @@ __gtscript__ = "__gtscript__"
 
 
 def externals(*args: Any) -> tuple:
-    """GT4Py's ``externals(...)``: the values it is given, as a tuple."""
+    """GT4Py's ``externals(...)``: the values it is given, as a tuple.
+
+    Examples
+    --------
+    >>> import gtscript
+    >>> gtscript.externals(1, 2.0)
+    (1, 2.0)
+    """
     return args
 
 
@@ -457,7 +664,27 @@ ENUM_ATTR = "__gtscript_enum__"
 def enum(cls: type | None = None, *, category: str | None = None) -> Any:
     """Register an integer enumeration for definitions (``@gtscript.enum`` or
     ``@gtscript.enum(category=...)``): ``Color.RED`` in a definition is its int value, and a
-    scalar parameter annotated with the class is an int64 parameter."""
+    scalar parameter annotated with the class is an int64 parameter.
+
+    Examples
+    --------
+    >>> import enum
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.enum
+    ... class Surface(enum.IntEnum):
+    ...     LAND = 1
+    ...     SEA = 2
+    >>> @gtscript.stencil(backend="numpy")
+    ... def mark(kind: Field[np.int64], sea: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         sea = 1.0 if kind == Surface.SEA else 0.0
+    >>> sea = np.zeros((2, 1, 1))
+    >>> mark(np.array([[[1]], [[2]]]), sea)
+    >>> sea.ravel().tolist()
+    [0.0, 1.0]
+    """
 
     def register(klass: type) -> type:
         if not (isinstance(klass, type) and issubclass(klass, _enum.Enum)):

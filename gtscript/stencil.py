@@ -77,15 +77,135 @@ class _CallSignature:
 
 
 class Stencil(_core.Module):
-    """A compiled stencil. Call it on arrays; inspect it with ``ir()``, ``source()``,
-    ``field_info`` and ``halo``, or with GT4Py's ``parameter_info``, ``domain_info``,
-    ``constants``, ``backend`` and ``definition_func``."""
+    """A compiled stencil, as :func:`stencil` returns it.
+
+    Call it on arrays: ``st(*fields_and_scalars, origin=None, domain=None,
+    validate_args=True, exec_info=None)``. The call binds and checks every argument in C
+    before any point is computed, then runs the kernel with the GIL released (see
+    docs/calling.md). Inspect it with :meth:`ir`, :meth:`source`, :attr:`field_info` and
+    :attr:`halo`, or with GT4Py's :attr:`parameter_info`, :attr:`domain_info`,
+    :attr:`constants`, :attr:`backend` and :attr:`definition_func`.
+
+    Parameters
+    ----------
+    *fields_and_scalars
+        The definition's arguments, by position or by name: arrays (anything with the buffer
+        protocol or ``__array_interface__``; ``__cuda_array_interface__`` on cuda) of the
+        field's dtype and number of dimensions, whatever their strides, and Python or NumPy
+        numbers for the scalars. A scalar with a default may be left out.
+    origin : tuple or dict, optional
+        The index in every array of the compute domain's first point; a dict gives each field
+        its own (``"_all_"`` for the others). Default: the lower side of :attr:`halo`.
+    domain : tuple of int, optional
+        The number of points computed along I, J and K. Default: the largest box that fits
+        every array from its origin, the upper side of the halo left over; arrays that
+        disagree in size are an error rather than a silently smaller box.
+    validate_args : bool, default True
+        ``False`` keeps only the cheapest checks (arguments bound, numbers of dimensions,
+        a non-empty domain the arrays agree on, enough K levels) and skips dtypes, bounds,
+        writability and aliasing: only for a call validated before with the same kind of
+        arrays, since a wrong argument then reads or writes outside them.
+    exec_info : dict, optional
+        Filled with the call's timings (``call_start_time``, ``run_start_time``,
+        ``run_end_time``, ``call_end_time``, ``run_time``; ``time.perf_counter`` seconds), the
+        ``domain`` and per-field ``origin`` used, the ``backend``, where the module came from
+        (``module_source``, ``build_time``) and, on cpu, the execution ``plan``.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong kind, dtype or number of dimensions, named in the message.
+    ValueError
+        An origin or domain that does not fit an array (before anything is written).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu")
+    ... def smooth(inp: Field[np.float64], out: Field[np.float64], weight: float):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = (1 - weight) * inp + 0.25 * weight * (
+    ...             inp[1, 0, 0] + inp[-1, 0, 0] + inp[0, 1, 0] + inp[0, -1, 0])
+    >>> inp = np.arange(5 * 5 * 2, dtype=np.float64).reshape(5, 5, 2)
+    >>> out = np.zeros_like(inp)
+    >>> info = {}
+    >>> smooth(inp, out, 0.5, exec_info=info)      # the interior: origin (1, 1, 0)
+    >>> info["domain"], info["origin"]["out"]
+    ((3, 3, 2), (1, 1, 0))
+    >>> bool(np.allclose(out[1:-1, 1:-1], inp[1:-1, 1:-1]))   # linear data: unchanged
+    True
+    >>> smooth(inp, out, weight=0.5, origin=(2, 2, 0), domain=(1, 1, 1))
+    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: argument 'out' has dtype float32 but the stencil declares float64 (no implicit cast)
+    """
 
     __signature__ = _CallSignature()
 
+    def ir(self) -> str:
+        """The analysed IR, as text: what the backends compile, each statement with its
+        definition line and the extent over which it is computed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import gtscript
+        >>> from gtscript import PARALLEL, Field, computation, interval
+        >>> @gtscript.stencil(backend="cpu")
+        ... def shift(inp: Field[np.float64], out: Field[np.float64]):
+        ...     with computation(PARALLEL), interval(...):
+        ...         out = inp[1, 0, 0]
+        >>> print(shift.ir().strip())  # doctest: +ELLIPSIS
+        stencil shift(inp: Field float64, out: Field float64)
+            computation(PARALLEL)
+                interval(0, None)
+                    out = inp[1, 0, 0]    # line ..., extent i<0,0> j<0,0>
+        """
+        return super().ir()
+
+    def source(self) -> str:
+        """The generated code: the optimised LLVM IR of the kernel on cpu, the CUDA C on
+        cuda; the numpy backend generates none (``ValueError``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import gtscript
+        >>> from gtscript import PARALLEL, Field, computation, interval
+        >>> @gtscript.stencil(backend="cpu")
+        ... def shift(inp: Field[np.float64], out: Field[np.float64]):
+        ...     with computation(PARALLEL), interval(...):
+        ...         out = inp[1, 0, 0]
+        >>> "define" in shift.source() and "load double" in shift.source()
+        True
+        """
+        return super().source()
+
     @property
     def field_info(self) -> dict[str, FieldInfo]:
-        """Per field argument, in parameter order: a :class:`~gtscript.info.FieldInfo`."""
+        """Per field argument, in parameter order: a :class:`~gtscript.info.FieldInfo`
+        (access extent, intent, dtype, axes, data dimensions; GT4Py's ``access``,
+        ``boundary`` and ``domain_mask`` too).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import gtscript
+        >>> from gtscript import PARALLEL, Field, computation, interval
+        >>> @gtscript.stencil(backend="cpu")
+        ... def grad(inp: Field[np.float64], out: Field[np.float64]):
+        ...     with computation(PARALLEL), interval(...):
+        ...         out = inp[1, 0, 0] - inp[-1, 0, 0]
+        >>> grad.field_info["inp"]["extent"], grad.field_info["inp"]["intent"]
+        (((-1, 1), (0, 0), (0, 0)), 'in')
+        >>> grad.field_info["inp"].boundary
+        Boundary(((1, 1), (0, 0), (0, 0)))
+        >>> grad.halo
+        ((1, 1), (0, 0), (0, 0))
+        """
         raw = _core.Module.field_info.__get__(self)
         facts = self._gt4py_field_facts
         return {name: FieldInfo(info, gt4py_facts=facts[name]) for name, info in raw.items()}
@@ -100,6 +220,8 @@ class Stencil(_core.Module):
 
     @property
     def domain_info(self) -> DomainInfo:
+        """GT4Py's ``DomainInfo``: I and J are parallel, K sequential, and the fewest K
+        levels a domain may have (the intervals' needs)."""
         return DomainInfo(parallel_axes=("I", "J"), sequential_axis="K",
                           min_sequential_axis_size=self.min_k_levels, ndim=3)
 
@@ -111,6 +233,7 @@ class Stencil(_core.Module):
 
     @property
     def backend(self) -> str:
+        """The backend's name: ``"cpu"``, ``"numpy"`` or ``"cuda"``."""
         return self.build_info["backend"]
 
     @property
@@ -533,23 +656,63 @@ def stencil(backend: str | None = None, definition: None = None, *,
 def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
             name: str | None = None, **options: Any) -> Any:
-    """Compile a GTScript definition.
+    """Compile a GTScript definition into a :class:`~gtscript.stencil.Stencil`.
 
-    Both GT4Py forms work::
+    Both GT4Py forms work: ``@gtscript.stencil(backend="cpu", externals={...})`` on a
+    definition, and ``gtscript.stencil("cpu", definition, externals={...})``. The build is
+    cached (see docs/caching.md): the same definition compiles once per machine.
 
-        @gtscript.stencil(backend="cpu", externals={...})
-        def f(...): ...
+    Parameters
+    ----------
+    backend : str, default "cpu"
+        ``"cpu"`` (LLVM ORC JIT), ``"numpy"`` (the reference backend) or ``"cuda"``; GT4Py's
+        names map to the nearest (:data:`GT4PY_BACKENDS`).
+    definition : function, optional
+        The definition; without it, a decorator is returned.
+    externals : dict, optional
+        Compile-time constants and functions, read in the definition with
+        ``from __externals__ import NAME``.
+    rebuild : bool, default False
+        Build even when the cache has the stencil.
+    name : str, optional
+        The stencil's name (default: the definition's).
+    **options
+        ``dtypes`` (placeholder name -> dtype), ``literal_float_precision`` and
+        ``literal_int_precision`` (32 or 64), ``build_info`` (a dict the build fills with
+        its timings), ``verbose`` (True: the build's log record at INFO on the ``gtscript``
+        logger, printed on stderr when logging is not configured), the backends' code options
+        (``llvm_passes``, ``gpu_arch``, ``block_size``, ``inline_temporaries``); GT4Py's other
+        options are accepted and
+        ignored, with a warning once per name (docs/backends.md, "Build options").
 
-        f = gtscript.stencil("cpu", definition, externals={...})
+    Returns
+    -------
+    Stencil or callable
+        The compiled stencil, or a decorator that makes one.
 
-    ``backend`` is ``"cpu"``, ``"numpy"`` or ``"cuda"`` (GT4Py's names map to the nearest,
-    see :data:`GT4PY_BACKENDS`). Options: ``dtypes`` (placeholder name -> dtype),
-    ``literal_float_precision`` and ``literal_int_precision`` (32 or 64), ``build_info`` (a
-    dict the build fills with its timings), ``verbose`` (True: the build's log record at INFO,
-    printed on stderr when logging is not configured; gtscript/buildlog.py), the backends'
-    code options (``llvm_passes``, ``gpu_arch``, ``block_size``, ``inline_temporaries``);
-    GT4Py's other options are accepted
-    and ignored, with a warning once per name (docs/backends.md, "Build options").
+    Raises
+    ------
+    GTScriptSyntaxError, GTScriptSemanticError, GTScriptDefinitionError
+        A definition that is not GTScript, with its file, line and a caret.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.stencil(backend="cpu", externals={"SCALE": 2.0})
+    ... def scale(inp: Field[np.float64], out: Field[np.float64]):
+    ...     from __externals__ import SCALE
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = SCALE * inp
+    >>> inp = np.ones((4, 4, 3))
+    >>> out = np.zeros_like(inp)
+    >>> scale(inp, out)
+    >>> float(out.sum())
+    96.0
+    >>> reference = gtscript.stencil("numpy", scale.definition_func, externals={"SCALE": 2.0})
+    >>> reference.backend
+    'numpy'
     """
     # A definition's error is the user's, located in their source: the traceback shows their
     # call and the definition's line, not the frontend's frames (this frame remains: pytest
@@ -576,8 +739,24 @@ def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *
 
 
 class LazyStencil:
-    """A stencil built when it is first called or inspected (GT4Py's ``lazy_stencil``):
-    ``implementation`` is the built stencil; any other attribute is the built stencil's."""
+    """A stencil built when it is first called or inspected, as :func:`lazy_stencil` returns.
+
+    ``implementation`` is the built stencil; any other attribute is the built stencil's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> def negate(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = -inp
+    >>> lazy = gtscript.lazy_stencil("cpu", negate)
+    >>> lazy.field_info["out"]["intent"]          # inspecting builds it
+    'out'
+    >>> type(lazy.implementation).__name__
+    'Stencil'
+    """
 
     def __init__(self, definition, backend, externals, rebuild, name, options):
         _check_definition(definition)
@@ -619,9 +798,37 @@ class LazyStencil:
 
 def lazy_stencil(backend=None, definition=None, *, externals=None, rebuild=False, name=None,
                  eager=False, check_syntax=True, **options):
-    """Like :func:`stencil`, but the stencil is built on its first call or attribute access
-    (``eager=True``: now). ``check_syntax`` (the default) parses the definition at once, so
-    language errors still show at the definition."""
+    """Like :func:`stencil`, but the stencil is built on its first call or attribute access.
+
+    Parameters
+    ----------
+    backend, definition, externals, rebuild, name, **options
+        As for :func:`stencil`.
+    eager : bool, default False
+        Build now after all.
+    check_syntax : bool, default True
+        Parse the definition now, so that language errors still show at the definition.
+
+    Returns
+    -------
+    LazyStencil or callable
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.lazy_stencil(backend="cpu")
+    ... def double(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = 2.0 * inp
+    >>> double
+    <gtscript lazy stencil double backend='cpu' (not built yet)>
+    >>> out = np.zeros((2, 2, 2))
+    >>> double(np.ones((2, 2, 2)), out)
+    >>> float(out[0, 0, 0]), double
+    (2.0, <gtscript lazy stencil double backend='cpu' (built)>)
+    """
     if callable(backend) and definition is None:
         backend, definition = "cpu", backend
     if backend is None:

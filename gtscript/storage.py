@@ -40,7 +40,16 @@ __all__ = ["ALIGNMENT", "Layout", "layout", "empty", "zeros", "ones", "full", "f
 @dataclass(frozen=True)
 class Layout:
     """Where an array lives inside its buffer: shapes in elements, strides and sizes in
-    bytes."""
+    bytes (see :func:`layout`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import storage
+    >>> lay = storage.layout((2, 2, 3), np.float32)
+    >>> lay.padded, lay.nbytes, lay.byte_offset((1, 0, 0))
+    ((2, 2, 16), 256, 128)
+    """
 
     shape: tuple       # the array's shape
     padded: tuple      # the buffer's shape: ``shape`` with the innermost grid axis padded
@@ -179,7 +188,18 @@ def _data_dims(dimensions, shape, ndata: int) -> int:
 def layout(shape, dtype, backend="cpu", dimensions=None) -> Layout:
     """The layout ``backend`` gets for ``shape`` and ``dtype``: the innermost grid axis (K
     on cpu, I on cuda) is padded so that the stride of the next axis out is a whole number
-    of alignment units; data dimensions are never padded."""
+    of alignment units; data dimensions are never padded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import storage
+    >>> lay = storage.layout((4, 3, 5), np.float64)          # cpu: K padded to 8 doubles
+    >>> lay.padded, lay.strides
+    ((4, 3, 8), (192, 64, 8))
+    >>> storage.layout((5, 3, 2), np.float64, backend="cuda").padded   # cuda: I padded
+    (8, 3, 2)
+    """
     order = _backend_order(_backend(backend))
     shape, dt, ndata = _normalise(shape, dtype)
     return _layout(shape, dt, _data_dims(dimensions, shape, ndata), order)
@@ -225,7 +245,31 @@ def _alloc_cupy(lay: Layout, dt, index):
 def empty(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensions=None):
     """An uninitialised array of ``shape`` and ``dtype`` laid out for ``backend``, its
     element at ``aligned_index`` (default: the first) on a 64-byte boundary.  A sub-array
-    dtype such as ``(np.float64, (2,))`` appends its shape as data dimensions, as in GT4Py."""
+    dtype such as ``(np.float64, (2,))`` appends its shape as data dimensions, as in GT4Py.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The grid axes' sizes (then data dimensions, if ``dimensions`` names them).
+    dtype : dtype, default float64
+    backend : str, default "cpu"
+        ``"cpu"`` or ``"numpy"`` (a NumPy array, K unit-stride) or ``"cuda"`` (a CuPy
+        array, I unit-stride).
+    aligned_index : tuple of int, optional
+        The element placed on a 64-byte boundary: pass the stencil's origin (its halo).
+    dimensions : sequence of str, optional
+        GT4Py's axis names (``"I"``, ``"J"``, ``"K"``, then data dimensions).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import storage
+    >>> a = storage.empty((6, 6, 10), aligned_index=(1, 1, 0))
+    >>> a.shape, a.dtype, a[1:, 1:].ctypes.data % storage.ALIGNMENT
+    ((6, 6, 10), dtype('float64'), 0)
+    >>> storage.empty((3, 3, 2), (np.float32, (2,))).shape     # a 2-vector per point
+    (3, 3, 2, 2)
+    """
     backend = _backend(backend)
     order = _backend_order(backend)
     shape, dt, ndata = _normalise(shape, dtype)
@@ -238,7 +282,14 @@ def empty(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensi
 
 def full(shape, fill_value, dtype=np.float64, *, backend="cpu", aligned_index=None,
          dimensions=None):
-    """Like :func:`empty`, every element set to ``fill_value``."""
+    """Like :func:`empty`, every element set to ``fill_value``.
+
+    Examples
+    --------
+    >>> from gtscript import storage
+    >>> float(storage.full((2, 2, 3), 273.15).min())
+    273.15
+    """
     arr = empty(shape, dtype, backend=backend, aligned_index=aligned_index,
                 dimensions=dimensions)
     arr[...] = fill_value
@@ -246,13 +297,29 @@ def full(shape, fill_value, dtype=np.float64, *, backend="cpu", aligned_index=No
 
 
 def zeros(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensions=None):
-    """Like :func:`empty`, filled with zeros."""
+    """Like :func:`empty`, filled with zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import storage
+    >>> z = storage.zeros((3, 3, 4), np.int32)
+    >>> z.dtype, int(z.sum())
+    (dtype('int32'), 0)
+    """
     return full(shape, 0, dtype, backend=backend, aligned_index=aligned_index,
                 dimensions=dimensions)
 
 
 def ones(shape, dtype=np.float64, *, backend="cpu", aligned_index=None, dimensions=None):
-    """Like :func:`empty`, filled with ones."""
+    """Like :func:`empty`, filled with ones.
+
+    Examples
+    --------
+    >>> from gtscript import storage
+    >>> int(storage.ones((2, 3, 4)).sum())
+    24
+    """
     return full(shape, 1, dtype, backend=backend, aligned_index=aligned_index,
                 dimensions=dimensions)
 
@@ -262,7 +329,17 @@ def from_array(data, dtype=None, *, backend="cpu", aligned_index=None, dimension
     out for ``backend``; ``dtype`` defaults to the data's own (values are cast with NumPy's
     rules when it is given).  With a sub-array dtype such as ``(np.float64, (2,))`` the data's
     last axes are its data dimensions: they must have the sub-array's shape, and the copy
-    keeps the data's shape (as GT4Py's ``from_array``)."""
+    keeps the data's shape (as GT4Py's ``from_array``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gtscript import storage
+    >>> data = np.arange(24.0).reshape(2, 3, 4)
+    >>> a = storage.from_array(data, aligned_index=(1, 1, 0))
+    >>> bool((a == data).all()), a.strides == data.strides     # same values, padded K
+    (True, False)
+    """
     backend = _backend(backend)
     if backend == "cuda":
         data = _cupy().asarray(data)

@@ -1,70 +1,74 @@
-"""Every ```python block of docs/*.md and README.md runs, so the documentation cannot rot.
+"""The Markdown pages (docs/*.md, README.md) and what runs their examples.
 
-The blocks of one Markdown file run in order in one namespace (a later block may use what
-an earlier one defined), in a temporary working directory.  They are written to a Python
-file in which every line of a block keeps its line number in the Markdown file and every
-other line is blank: ``inspect`` finds the stencils' source, and a failure's traceback
-and gtscript's error messages give the Markdown line.
+Running the ```python blocks is pytest-markdown-docs' job (``--markdown-docs`` in pyproject's
+addopts, docs/ and README.md in its testpaths): the blocks of one page run in order in one
+namespace, in a temporary directory (the page runner in conftest.py). Here: that the plugin,
+nbmake and the doctests are wired in and collect every block, notebook and docstring example;
+that the pages that must show runnable examples have them; and what the plugin does not
+check, that relative links point at files and headings that exist.
 
 A snippet that is not meant to run (a signature, a sketch with undefined names) goes in a
-```text block instead.
+```text block.
 """
 
 import re
-import runpy
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKDOWN = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: Pages that must keep runnable examples (the others may be prose and diagrams only).
 MUST_HAVE_EXAMPLES = {"README.md", "getting-started.md", "language.md", "calling.md",
-                      "backends.md", "troubleshooting.md"}
-
-FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
-
-
-def python_lines(text: str) -> list[str]:
-    """The lines of ``text`` with everything outside ```python blocks blanked."""
-    out, fence, indent, keep = [], None, "", False
-    for line in text.splitlines():
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence, indent = match.group(2), match.group(1)
-            keep = match.group(3).lower() in ("python", "py")
-            out.append("")
-        elif fence is not None and line.strip().startswith(fence) and not line.strip()[len(fence):].strip():
-            fence, keep = None, False
-            out.append("")
-        elif keep:
-            out.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
-        else:
-            out.append("")
-    assert fence is None, "a code fence is not closed"
-    return out
+                      "backends.md", "troubleshooting.md", "profiling.md", "model.md"}
+#: Modules whose docstrings' examples the API reference shows (docs/api.md).
+DOCTEST_MODULES = ("gtscript/stencil.py", "gtscript/info.py", "gtscript/storage.py",
+                   "gtscript/cache.py")
 
 
-def test_the_extractor_keeps_line_numbers():
-    text = "intro\n```python\nx = 1\n```\n\n```bash\nls\n```\n~~~py\ny = x + 1\n~~~\n"
-    assert python_lines(text) == ["", "", "x = 1", "", "", "", "", "", "", "y = x + 1", ""]
+def python_blocks(text: str) -> list:
+    """The fences pytest-markdown-docs runs: CommonMark fences whose info string starts with
+    ``py``, ``python`` or ``python3``."""
+    return [t for t in MarkdownIt("commonmark").parse(text)
+            if t.type == "fence" and t.info.split()[:1] in (["py"], ["python"], ["python3"])]
 
 
 def test_required_pages_have_examples():
-    found = {p.name for p in MARKDOWN if any(python_lines(p.read_text()))}
+    found = {p.name for p in MARKDOWN if python_blocks(p.read_text())}
     assert MUST_HAVE_EXAMPLES <= found, f"pages without python examples: {MUST_HAVE_EXAMPLES - found}"
 
 
-@pytest.mark.parametrize("page", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))
-def test_markdown_python_blocks_run(page, tmp_path, monkeypatch):
-    lines = python_lines(page.read_text())
-    if not any(line.strip() for line in lines):
-        return  # prose only
-    script = tmp_path / f"{page.stem}_md.py"
-    script.write_text("\n".join(lines) + "\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("sys.argv", [str(script)])
-    runpy.run_path(str(script), run_name="__main__")
+@pytest.fixture(scope="module")
+def collected():
+    """The node ids the suite's own configuration collects outside tests/."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "docs", "README.md", "notebooks", *DOCTEST_MODULES],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [line for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_every_python_block_is_run_by_the_markdown_plugin(collected):
+    per_page = Counter(node.split("::")[0] for node in collected)
+    for page in MARKDOWN:
+        expected = len(python_blocks(page.read_text()))
+        assert per_page[str(page.relative_to(ROOT))] == expected, page.name
+
+
+def test_every_notebook_is_run_by_nbmake(collected):
+    assert {f"notebooks/{p.name}::" for p in NOTEBOOKS} <= {n.split("::")[0] + "::" for n in collected}
+
+
+def test_the_docstrings_examples_are_run(collected):
+    for module in DOCTEST_MODULES:
+        assert any(n.startswith(f"{module}::") for n in collected), f"no doctest in {module}"
+    assert "gtscript/stencil.py::gtscript.stencil.Stencil" in collected
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -78,6 +82,9 @@ def heading_anchors(text: str) -> set[str]:
             title = line.lstrip("#").strip().lower()
             anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
     return anchors
+
+
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 
 
 def python_free_lines(text: str) -> list[str]:

@@ -48,6 +48,24 @@ def function(func: Callable) -> Callable:
 
     The source is read and checked now; the function is returned unchanged, with its record in
     the ``__gtscript_function__`` attribute.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.function
+    ... def lap(f):
+    ...     return f[1, 0, 0] + f[-1, 0, 0] + f[0, 1, 0] + f[0, -1, 0] - 4.0 * f[0, 0, 0]
+    >>> @gtscript.stencil(backend="cpu")
+    ... def laplacian(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = lap(inp)
+    >>> inp = np.fromfunction(lambda i, j, k: i * i + j * j, (5, 5, 1))
+    >>> out = np.zeros_like(inp)
+    >>> laplacian(inp, out)
+    >>> float(out[2, 2, 0])          # the Laplacian of i^2 + j^2 is 4
+    4.0
     """
     # An error is the user's, located in their source: cut the frontend's frames from its
     # traceback (pytest and IPython also hide this frame, by __tracebackhide__).
@@ -124,7 +142,25 @@ class _Pending:
 
 def lazy_function(func: Callable) -> Callable:
     """GT4Py's ``lazy_function``: mark ``func`` as a gtscript function whose source is read
-    and checked when a stencil first inlines it, not now."""
+    and checked when a stencil first inlines it, not now.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> @gtscript.lazy_function
+    ... def twice(x):
+    ...     return 2.0 * x
+    >>> @gtscript.stencil(backend="numpy")
+    ... def double(inp: Field[np.float64], out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = twice(inp)
+    >>> out = np.zeros((2, 2, 2))
+    >>> double(np.full((2, 2, 2), 1.5), out)
+    >>> float(out.max())
+    3.0
+    """
     setattr(func, GTSCRIPT_FUNCTION_ATTR, _Pending())
     return func
 

@@ -1,5 +1,8 @@
 #include "backend/cpu/jit.h"
 
+#include "backend/cpu/perfmap.h"
+
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 #include <llvm-c/Error.h>
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/LLJITUtils.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
@@ -90,6 +94,37 @@ static void set_codegen_options(void) {
     LLVMParseCommandLineOptions(2, argv, "");
 }
 
+/*
+ * GTSCRIPT_GDB_JIT=1: every object the JIT loads is announced to debuggers through the GDB JIT
+ * interface (__jit_debug_register_code), so gdb (and lldb) sees the kernels' symbols:
+ * `info symbol`, breakpoints on gt_kernel, named frames in `bt`. ORC's debug-object plugin does it; it finds its registration function in
+ * the process, and libLLVM is loaded privately (RTLD_LOCAL) with the extension module, so
+ * libLLVM is first made global. Off by default: the plugin copies and patches every object.
+ * A failure is said on stderr and the JIT runs without it.
+ */
+static void enable_gdb_jit_interface(void) {
+    const char *v = getenv("GTSCRIPT_GDB_JIT");
+    if (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        fprintf(stderr, "gtscript: GTSCRIPT_GDB_JIT=%s is neither 0 nor 1: not enabled\n", v);
+    if (v == NULL || strcmp(v, "1") != 0) return;
+    Dl_info info;
+    void *self = NULL;
+    if (dladdr((void *)LLVMOrcLLJITEnableDebugSupport, &info) && info.dli_fname)
+        self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    if (self == NULL) {
+        fprintf(stderr, "gtscript: GTSCRIPT_GDB_JIT: cannot make libLLVM's symbols global: %s\n",
+                dlerror());
+        return;
+    }
+    /* the RTLD_NOLOAD handle only changes the library's scope; it stays loaded as before */
+    LLVMErrorRef e = LLVMOrcLLJITEnableDebugSupport(J.jit);
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        fprintf(stderr, "gtscript: GTSCRIPT_GDB_JIT: %s\n", msg);
+        LLVMDisposeErrorMessage(msg);
+    }
+}
+
 static bool init_locked(char *err, size_t errlen) {
     if (J.ready) return true;
     LLVMInstallFatalErrorHandler(on_llvm_fatal_error);
@@ -124,6 +159,7 @@ static bool init_locked(char *err, size_t errlen) {
         builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jtm));
     if (!take_error(LLVMOrcCreateLLJIT(&J.jit, builder), "cannot create the LLVM JIT", err, errlen))
         return false;
+    enable_gdb_jit_interface();
     J.ready = true;
     return true;
 }
@@ -363,6 +399,7 @@ static bool load_locked(const char *obj, size_t objlen, JitModule *out, char *er
     }
     out->jd = jd;
     out->fn = r.addr;
+    if (perfmap_enabled()) perfmap_record(obj, objlen, r.addr);
     return true;
 }
 

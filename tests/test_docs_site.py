@@ -1,0 +1,85 @@
+"""The documentation site builds without a warning (``sphinx -W``), as ``make docs`` builds it:
+the pages of docs/, the notebooks executed at build time and rendered with their outputs, the
+API reference from the docstrings and the CLI's help from its argument parser.
+
+The build runs in a subprocess into a temporary folder, with private Jupyter, IPython and
+gtscript cache folders, so it touches nothing of the user's or of the checkout.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+pytest.importorskip("sphinx", reason="the docs extra (pip install -e '.[docs]') is not installed")
+pytest.importorskip("myst_nb", reason="the docs extra (pip install -e '.[docs]') is not installed")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("docs-site")
+    env = dict(os.environ)
+    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_CONFIG_DIR", "config"),
+                     ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
+                     ("GTSCRIPT_CACHE_DIR", "gtscript-cache")):
+        env[var] = str(root / sub)
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env.pop("MPLBACKEND", None)            # the kernel's own (inline) backend
+    env["GTSCRIPT_DOCS_EXECUTE"] = "force"  # execute every notebook, whatever a cache holds
+    out = root / "html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-d", str(root / "doctrees"), str(DOCS), str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    # the kernels' own chatter on stderr ("[IPKernelApp] WARNING | ... TCP") is not Sphinx's
+    sphinx_lines = [line for line in proc.stderr.splitlines()
+                    if line.strip() and not line.startswith("[IPKernelApp]")]
+    assert proc.returncode == 0 and not sphinx_lines, "\n".join(sphinx_lines) or proc.stdout
+    return out
+
+
+def test_every_page_is_in_the_site(site):
+    pages = {p.stem for p in DOCS.glob("*.md")}
+    built = {p.stem for p in site.glob("*.html")}
+    assert pages <= built, f"pages not built: {pages - built}"
+    assert {p.stem for p in NOTEBOOKS} == {p.stem for p in (site / "notebooks").glob("*.html")}
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_are_rendered_with_their_outputs(site, notebook):
+    text = (site / "notebooks" / f"{notebook.stem}.html").read_text()
+    # the stored notebooks have no outputs: these come from running them at build time
+    assert text.count('class="cell_output') >= 1, f"{notebook.name}: no cell output in the site"
+    assert "Traceback (most recent call last)" not in text or notebook.stem == "05-errors"
+    if '"plt.show()' in notebook.read_text():  # matplotlib figures are in the page as images
+        assert re.search(r'<img[^>]+src="[^"]*_images/', text), f"{notebook.name}: no figure"
+
+
+def test_api_reference_is_generated_from_the_docstrings(site):
+    text = (site / "api.html").read_text()
+    for name in ("gtscript.stencil", "gtscript.lazy_stencil", "gtscript.function",
+                 "gtscript.stencil.Stencil", "gtscript.info.FieldInfo",
+                 "gtscript.storage.zeros", "gtscript.storage.from_array", "gtscript.cache.info",
+                 "gtscript.distributed.Decomposition"):
+        assert f'id="{name}"' in text, f"{name} is not in the API reference"
+    for member in ("field_info", "ir", "source"):
+        assert f'id="gtscript.stencil.Stencil.{member}"' in text
+    # the call's options are documented on the stencil object
+    for option in ("origin", "domain", "validate_args", "exec_info"):
+        assert re.search(rf"<strong>{option}</strong>", text), f"call option {option} undocumented"
+
+
+def test_cli_page_shows_the_parsers_help(site):
+    from gtscript.cli import build_parser
+
+    text = (site / "cli.html").read_text()
+    assert "usage: python -m gtscript" in text
+    for command in build_parser()._subparsers._group_actions[0].choices:
+        assert f"usage: python -m gtscript {command}" in text
