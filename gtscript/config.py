@@ -71,6 +71,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("GTSCRIPT_PART_NESTS", "16",
              "loop nests per kernel part (measurements, tests); changes how code is split, "
              "never what it computes", "a whole number >= 1", _count(1)),
+    Variable("GTSCRIPT_PERF_MAP", "0",
+             "1: every loaded cpu kernel's functions are appended to /tmp/perf-<pid>.map, so "
+             "perf names them (docs/profiling.md)", "0 or 1", lambda v: v in ("0", "1")),
+    Variable("GTSCRIPT_GDB_JIT", "0",
+             "1: cpu kernels are registered through the GDB JIT interface, so gdb sees their "
+             "symbols (docs/profiling.md)", "0 or 1", lambda v: v in ("0", "1")),
     Variable("GTSCRIPT_GPU_ARCH", "sm_90",
              "cuda: the architecture to compile for when no GPU is found and no gpu_arch "
              "option is given", "sm_XY or sm_XYZ, optionally with a or f (sm_90a)",

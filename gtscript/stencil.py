@@ -857,6 +857,38 @@ def build_all(definitions, *, max_workers=None) -> list:
     threads (default: the cores this process may use); each build's LLVM part runs without
     the GIL, so cpu builds compile in parallel. Every build runs to its end; then the first
     failure, in the order of ``definitions``, is raised.
+
+    Parameters
+    ----------
+    definitions : iterable of function or (function, dict)
+        The definitions, each alone or with :func:`stencil`'s keyword arguments.
+    max_workers : int, optional
+        Threads of the pool (default: the cores this process may use).
+
+    Returns
+    -------
+    list of Stencil
+        In the order of ``definitions``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, computation, interval
+    >>> def double(a: Field[np.float64], b: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         b = 2.0 * a
+    >>> def shift(a: Field[np.float64], b: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         b = a[1, 0, 0]
+    >>> double_cpu, shift_numpy = gtscript.build_all([double, (shift, {"backend": "numpy"})])
+    >>> a = np.arange(27.0).reshape(3, 3, 3)
+    >>> b = np.zeros_like(a)
+    >>> double_cpu(a, b)
+    >>> bool((b == 2.0 * a).all())
+    True
+    >>> shift_numpy.backend
+    'numpy'
     """
     items = []
     for item in definitions:
