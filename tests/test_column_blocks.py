@@ -74,6 +74,39 @@ def scale(a: Field[F64], out: Field[F64]):
         out = t + a * a
 
 
+def guarded_out(a: Field[F64], out: Field[F64]):
+    # `out` is only written, under a condition: copied in (the sentinel stays where the
+    # condition is false) and back
+    with computation(FORWARD), interval(...):
+        if a > 0.5:
+            out = 2.0 * a
+
+
+def partial_out(a: Field[F32], out: Field[F32]):
+    # written on levels [1, nk - 1) only: the first and last keep the sentinel
+    with computation(FORWARD):
+        with interval(0, 1):
+            t = a
+        with interval(1, -1):
+            t = 0.5 * t[0, 0, -1] + a
+            out = t
+
+
+def flux_sweep(q: Field[F64], u: Field[F64], v: Field[F64], out: Field[F64]):
+    # temporaries computed on a halo, read at horizontal offsets by the column group: one
+    # scratch buffer per offset
+    with computation(PARALLEL), interval(...):
+        fx = u * q[-1, 0, 0]
+        fy = v * q[0, -1, 0]
+    with computation(FORWARD):
+        with interval(0, 1):
+            qn = q - (fx[1, 0, 0] - fx) - (fy[0, 1, 0] - fy)
+        with interval(1, None):
+            qn = 0.5 * qn[0, 0, -1] + q - (fx[1, 0, 0] - fx) - (fy[0, 1, 0] - fy)
+    with computation(PARALLEL), interval(...):
+        out = qn if qn > 0.0 else 0.0
+
+
 CASES = {
     "thomas64": (thomas64, F64, ("a", "b", "c", "d"), ("x",)),
     "thomas32": (thomas32, F32, ("a", "b", "c", "d"), ("x",)),
@@ -82,6 +115,9 @@ CASES = {
     "int_scan": (int_scan, I32, ("a",), ("out",)),
     "shifted_reader": (shifted_reader, F64, ("a", "b"), ("out",)),
     "scale": (scale, F64, ("a",), ("out",)),
+    "guarded_out": (guarded_out, F64, ("a",), ("out",)),
+    "partial_out": (partial_out, F32, ("a",), ("out",)),
+    "flux_sweep": (flux_sweep, F64, ("q", "u", "v"), ("out",)),
 }
 
 HALO = 1
@@ -113,8 +149,8 @@ def _run(backend, name, arrays, scalars, blocks=None, monkeypatch=None, **call):
     stencil = gtscript.stencil(backend, defn)
     if backend == "cpu":
         # a plan is made per domain: a one-point call first, so this call makes a fresh one
-        small = {k: v[:2, :2, :].copy(order="K") for k, v in arrays.items()}
-        stencil(**small, **scalars, origin=(0, 0, 0), domain=(1, 1, small["a" if "a" in small else "q"].shape[2]))
+        small = {k: v[:3, :3, :].copy(order="K") for k, v in arrays.items()}
+        stencil(**small, **scalars, origin=(1, 1, 0), domain=(1, 1, small["a" if "a" in small else "q"].shape[2]))
         stencil(**out, **scalars, exec_info=info, **call)
     else:
         stencil(**out, **scalars, **call)
@@ -123,10 +159,14 @@ def _run(backend, name, arrays, scalars, blocks=None, monkeypatch=None, **call):
 
 SIZES = [(3, 70, 19), (2, 133, 33), (4, 9, 3), (3, 66, 2), (2, 67, 5), (1, 200, 16)]
 # one level: the stencil whose intervals allow it
-ONE_LEVEL = [("scale", (3, 71, 1)), ("scale", (2, 65, 1))]
+ONE_LEVEL = [("scale", (3, 71, 1)), ("scale", (2, 65, 1)), ("guarded_out", (2, 70, 1))]
 
 
-@pytest.mark.parametrize("name,shape", [(n, s) for n in CASES for s in SIZES] + ONE_LEVEL,
+MIN_LEVELS = {"partial_out": 3}
+
+
+@pytest.mark.parametrize("name,shape", [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
+                                        for n in CASES for s in SIZES] + ONE_LEVEL,
                          ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
 def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shape):
     full = (shape[0] + 2 * HALO, shape[1] + 2 * HALO, shape[2])

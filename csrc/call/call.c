@@ -705,7 +705,7 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         const Symbol *s = st->temps[t];
         if (!s->has_access) continue;
         uintptr_t at = (uintptr_t)p->ptrs[s->slot];
-        const char *buffer = blocks && cpu_block_holds(st, s)       ? "block"
+        const char *buffer = blocks && s->column_local && cpu_block_holds(st, s) ? "block"
                              : cpu_bundle_buffer(st, s, p->layout) ? "bundle"
                                                                    : "tile";
         PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer", buffer,

@@ -6,43 +6,68 @@
  * chains per core. A block copies the fields the group reads into a scratch buffer in
  * which one level of the block's columns is contiguous, then sweeps level by level with
  * the columns innermost (a vector loop, as the Fortran-order kernel does), and copies the
- * fields it wrote back. The copy is exact, so the results are bit for bit those of the
+ * fields it wrote back. The copies are exact, so the results are bit for bit those of the
  * bundles.
  *
  * The scratch holds the domain's levels [0, nk) only, so a symbol lives there when every
- * access the group makes to it is at its own column and provably inside those levels: a
- * constant K offset that, over its interval's constant bounds, stays in [0, nk) whatever
- * nk is. Written fields must be written at their own level. A field only written is written
- * in place (a copy in would be wasted), and fields read at a horizontal offset or a
- * variable level stay in place too. A column-local temporary that does not qualify keeps
- * the group on its bundles, whose temporary buffers are per lane.
+ * access the group makes to it is at a constant K offset that, over its interval's constant
+ * bounds, stays in [0, nk) whatever nk is, and writes are at the point itself. A symbol the
+ * group only reads may be read at horizontal offsets: one buffer per offset, each copied from
+ * the shifted columns (the group reads those points anyway: its statements run on the
+ * domain). A symbol the group writes is read at its own column only (the schedule's
+ * condition for a column group); it is copied in unless every level of every column is
+ * written unconditionally before anything could read the old value (a field only written, by
+ * a computation whose intervals cover the domain's levels), and copied back. Anything else
+ * stays in place, addressed as in the bundles. A column-local temporary that does not
+ * qualify keeps the group on its bundles, whose temporary buffers are per lane.
  */
 #include "backend/cpu/blocks.h"
 
+#include <stdlib.h>
+
+enum { MAX_SCAN = 2 * GT_MAX_BLOCK_SYMS };
+
+typedef struct Seen {
+    const Symbol *sym;
+    bool bad;     /* accessed in a way the scratch cannot hold */
+    bool read, written;
+    int nviews;   /* distinct horizontal offsets read (and (0, 0) when written) */
+    int view[GT_MAX_BLOCK_SYMS][2];
+} Seen;
+
 typedef struct Scan {
     const Interval *in;
-    BlockSym *syms;
-    bool bad[GT_MAX_BLOCK_SYMS]; /* accessed in a way the scratch cannot hold */
-    bool read[GT_MAX_BLOCK_SYMS];
+    Seen *seen;
     int n;
     bool overflow;
 } Scan;
 
-static int find(Scan *S, const Symbol *s) {
+static Seen *find(Scan *S, const Symbol *s) {
     for (int i = 0; i < S->n; i++)
-        if (S->syms[i].sym == s) return i;
-    if (S->n == GT_MAX_BLOCK_SYMS) {
+        if (S->seen[i].sym == s) return &S->seen[i];
+    if (S->n == MAX_SCAN) {
         S->overflow = true;
-        return -1;
+        return NULL;
     }
-    S->syms[S->n] = (BlockSym){.sym = s};
-    S->bad[S->n] = S->read[S->n] = false;
-    return S->n++;
+    S->seen[S->n] = (Seen){.sym = s};
+    return &S->seen[S->n++];
 }
 
+static void add_view(Seen *v, int di, int dj) {
+    for (int i = 0; i < v->nviews; i++)
+        if (v->view[i][0] == di && v->view[i][1] == dj) return;
+    if (v->nviews == GT_MAX_BLOCK_SYMS) {
+        v->bad = true;
+        return;
+    }
+    v->view[v->nviews][0] = di;
+    v->view[v->nviews][1] = dj;
+    v->nviews++;
+}
+
+/* IJK fields and temporaries without data dimensions have a place the copies address. */
 static bool holdable(const Symbol *s) {
-    if (s->kind == SYM_TEMP) return s->column_local;
-    return s->kind == SYM_FIELD && s->axes == AX_IJK && s->ndata == 0;
+    return (s->kind == SYM_FIELD || s->kind == SYM_TEMP) && s->axes == AX_IJK && s->ndata == 0;
 }
 
 /* A K offset read over the interval stays in [0, nk) for every nk. */
@@ -57,12 +82,13 @@ static void visit_read(void *ctx, Expr *e) {
     Scan *S = ctx;
     const Symbol *s = e->field.sym;
     if (s->kind != SYM_FIELD && s->kind != SYM_TEMP) return;
-    int i = find(S, s);
-    if (i < 0) return;
-    S->read[i] = true;
-    if (!holdable(s) || e->field.off[0] || e->field.off[1] || e->field.kexpr || e->field.kabs ||
-        e->field.ndi || !inside(S->in, e->field.off[2]))
-        S->bad[i] = true;
+    Seen *v = find(S, s);
+    if (v == NULL) return;
+    v->read = true;
+    if (!holdable(s) || e->field.kexpr || e->field.kabs || e->field.ndi || !inside(S->in, e->field.off[2]))
+        v->bad = true;
+    else
+        add_view(v, e->field.off[0], e->field.off[1]);
 }
 
 static void scan_list(Scan *S, const StmtList *l) {
@@ -72,11 +98,13 @@ static void scan_list(Scan *S, const StmtList *l) {
         if (s->kind == S_ASSIGN) {
             expr_visit_fields(s->assign.value, visit_read, S);
             if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_read, S);
-            int t = find(S, s->assign.target);
-            if (t < 0) continue;
-            S->syms[t].written = true;
+            Seen *v = find(S, s->assign.target);
+            if (v == NULL) continue;
+            v->written = true;
             if (!holdable(s->assign.target) || s->assign.koff || s->assign.kexpr || s->assign.ndi)
-                S->bad[t] = true;
+                v->bad = true;
+            else
+                add_view(v, 0, 0);
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_read, S);
             scan_list(S, &s->while_.body);
@@ -84,27 +112,80 @@ static void scan_list(Scan *S, const StmtList *l) {
     }
 }
 
+static int cmp_bound(const AxisBound *a, const AxisBound *b) {
+    return a->level != b->level ? a->level - b->level : a->offset - b->offset;
+}
+
+/* Computation c writes `s` unconditionally at its own point at every level of the domain:
+ * the intervals with a top-level unguarded write of s chain from level 0 to nk. */
+static bool covers(const Computation *c, const Symbol *s) {
+    const Interval *ins[64];
+    int n = 0;
+    for (int iv = 0; iv < c->nintervals && n < 64; iv++) {
+        const Interval *in = &c->intervals[iv];
+        if (in->start.sym || in->end.sym) continue;
+        for (int i = 0; i < in->body.n; i++) {
+            const Stmt *st = in->body.items[i];
+            if (st->kind == S_ASSIGN && st->assign.target == s && !st->guard && !st->assign.koff &&
+                !st->assign.kexpr && !st->assign.ndi) {
+                ins[n++] = in;
+                break;
+            }
+        }
+    }
+    /* sort by start (a handful: insertion sort) */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cmp_bound(&ins[j]->start, &ins[j - 1]->start) < 0; j--) {
+            const Interval *t = ins[j];
+            ins[j] = ins[j - 1];
+            ins[j - 1] = t;
+        }
+    AxisBound at = {.level = 0, .offset = 0};
+    for (int i = 0; i < n; i++) {
+        if (cmp_bound(&ins[i]->start, &at) != 0) return false;
+        at = ins[i]->end;
+    }
+    return n > 0 && at.level == 1 && at.offset == 0;
+}
+
 int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out) {
     (void)st;
-    Scan S = {.syms = out};
+    Seen *seen = malloc(sizeof *seen * MAX_SCAN);
+    if (seen == NULL) return -1; /* the group keeps its bundles */
+    Scan S = {.seen = seen};
     for (int c = 0; c < n; c++)
         for (int iv = 0; iv < first[c].nintervals; iv++) {
             S.in = &first[c].intervals[iv];
             scan_list(&S, &S.in->body);
         }
-    if (S.overflow) return -1;
     int kept = 0;
-    for (int i = 0; i < S.n; i++) {
-        const Symbol *s = S.syms[i].sym;
-        if (s->kind == SYM_TEMP && s->column_local && S.bad[i]) return -1;
-        /* fields: in scratch only when read (and every access qualifies) */
-        if (S.bad[i] || !holdable(s) || (s->kind == SYM_FIELD && !S.read[i])) continue;
-        out[kept++] = S.syms[i];
+    for (int i = 0; i < S.n && !S.overflow && kept >= 0; i++) {
+        const Seen *v = &seen[i];
+        const Symbol *s = v->sym;
+        if (s->kind == SYM_TEMP && s->column_local) {
+            if (v->bad || v->nviews != 1 || kept == GT_MAX_BLOCK_SYMS) kept = -1;
+            else out[kept++] = (BlockSym){.sym = s};
+            continue;
+        }
+        /* in place: not holdable, or written and read at another column */
+        if (v->bad || (v->written && v->nviews != 1)) continue;
+        bool covered = false;
+        for (int c = 0; c < n && v->written && !v->read && !covered; c++) covered = covers(&first[c], s);
+        for (int x = 0; x < v->nviews && kept >= 0; x++) {
+            if (kept == GT_MAX_BLOCK_SYMS) {
+                kept = -1;
+                break;
+            }
+            out[kept++] = (BlockSym){.sym = s, .di = v->view[x][0], .dj = v->view[x][1],
+                                     .copy_in = !covered, .copy_out = v->written};
+        }
     }
+    if (S.overflow) kept = -1;
+    free(seen);
     return kept;
 }
 
-/* Over the column groups: the most block symbols of one, and whether `t` is among them. */
+/* Over the column groups: the most block buffers of one, and whether `t` is held. */
 static int scan_groups(const Stencil *st, const Symbol *t, bool *holds) {
     if (st->column_lanes <= 0) return 0;
     int most = 0;

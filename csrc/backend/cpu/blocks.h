@@ -11,7 +11,7 @@
 
 #include "ir/ir.h"
 
-enum { GT_MAX_BLOCK_SYMS = 32 };
+enum { GT_MAX_BLOCK_SYMS = 24 };
 
 /* Columns per block. A constant of the kernel, so that LLVM sees that a sweep's level k and
  * level k - 1 of a scratch buffer are this many elements apart and vectorises the column
@@ -21,11 +21,13 @@ enum { GT_MAX_BLOCK_SYMS = 32 };
  * well inside a 1 MiB L2. */
 enum { GT_BLOCK_COLS = 64 };
 
-/* A symbol of a block group held in scratch: a field the group reads (copied in before the
- * sweep; copied back after it when the group also writes it), or a column-local temporary. */
+/* A buffer of a block's scratch: symbol `sym` read at horizontal offset (di, dj) (a symbol
+ * only read may be read at several offsets, one buffer each), copied in before the sweeps
+ * (copy_in) and back after them (copy_out). Column-local temporaries are neither. */
 typedef struct BlockSym {
     const Symbol *sym;
-    bool written;
+    int di, dj;
+    bool copy_in, copy_out;
 } BlockSym;
 
 /* The block symbols of the group of computations [first, first + n): their number, or -1

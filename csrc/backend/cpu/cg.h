@@ -60,13 +60,14 @@ typedef struct CG {
     /* Column blocks (blocks.c, columns.c): the parts take the scratch header and `nblk`
      * noalias scratch buffers after their usual parameters; blk_on is the block width the
      * plan chose (0: bundles, else GT_BLOCK_COLS), loaded in each part's prologue, blk_cols
-     * the constant GT_BLOCK_COLS. While a block is emitted,
-     * slotbuf[slot] is the scratch buffer of a symbol held there (NULL: in place) and col the
-     * column's index in the block. */
+     * the constant GT_BLOCK_COLS. While a block's sweeps are emitted, views[x] (x < nviews)
+     * says which accesses go to scratch buffer blkbuf[x] (blocks.h) and col is the column's
+     * index in the block. */
     int nblk;
     LLVMValueRef blk_on, blk_cols;
     LLVMValueRef *blkbuf;
-    LLVMValueRef *slotbuf;
+    const struct BlockSym *views;
+    int nviews;
     LLVMValueRef col; /* argument arrays may share memory: only temporaries are noalias */
     char *err;
     size_t errlen;

@@ -74,10 +74,12 @@ static LLVMValueRef (*slot_strides(CG *g, int slot))[GT_STRIDES];
 static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueRef kidx, int ndi,
                             const int *didx) {
     LLVMBuilderRef b = g->b;
-    if (g->slotbuf && g->slotbuf[s->slot]) { /* a block's scratch: (col, k) at col + k * cols */
+    for (int x = 0; x < g->nviews; x++) { /* a block's scratch: (col, k) at col + k * cols */
+        const BlockSym *v = &g->views[x];
+        if (v->sym != s || v->di != off[0] || v->dj != off[1]) continue;
         LLVMValueRef k = kidx ? kidx : LLVMBuildNSWAdd(b, g->k, cg_c64(g, off[2]), "");
         LLVMValueRef idx = LLVMBuildNSWAdd(b, g->col, LLVMBuildNSWMul(b, k, g->blk_cols, ""), "");
-        return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->slotbuf[s->slot], &idx, 1, "");
+        return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->blkbuf[x], &idx, 1, "");
     }
     LLVMValueRef (*st)[GT_STRIDES] = slot_strides(g, s->slot);
     LLVMValueRef i = g->i, j = g->j;
@@ -855,12 +857,11 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
      * hide one's writes from the other) */
     g.nblk = variant.layout == LAYOUT_K_UNIT && !variant.shared ? cpu_block_buffers(st) : 0;
     g.blkbuf = calloc((size_t)g.nblk + 1, sizeof *g.blkbuf);
-    g.slotbuf = calloc((size_t)nslots + 1, sizeof *g.slotbuf);
     g.base = calloc((size_t)nslots + 1, sizeof *g.base);
     g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);
     g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
     g.args = calloc((size_t)nslots + 5 + (size_t)g.nblk, sizeof *g.args);
-    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.slotbuf || !begin_part(&g)) goto oom;
+    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !begin_part(&g)) goto oom;
     emit_computations(&g);
     LLVMBuildRetVoid(g.b);
     if (g.oom) goto oom;
@@ -879,6 +880,5 @@ done:
     free(g.args);
     free(g.parts);
     free(g.blkbuf);
-    free(g.slotbuf);
     return g.mod;
 }

@@ -215,16 +215,17 @@ static void emit_bundles(CG *g, const Computation *first, int n) {
 
 /* ---- column blocks (C order; blocks.c) ------------------------------------------------ */
 
-/* Scalar copy of symbol `s` between its place and its scratch `buf`, columns [c0, c1) of the
- * block at jb (row i), levels [k0, k1). */
-static void copy_scalar(CG *g, const Symbol *s, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
+/* Scalar copy of view v between its place and its scratch `buf`, columns [c0, c1) of the
+ * block at jb (row i; the place shifted by the view's offset), levels [k0, k1). */
+static void copy_scalar(CG *g, const BlockSym *v, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
                         LLVMValueRef c0, LLVMValueRef c1, LLVMValueRef k0, LLVMValueRef k1, bool in) {
     LLVMBuilderRef b = g->b;
+    const Symbol *s = v->sym;
     LLVMTypeRef t = cg_mem_type(g, s->dtype);
     Loop lc, lk;
     LLVMValueRef c = cg_loop_begin(g, &lc, c0, c1, "bcopy_c");
-    g->i = i;
-    g->j = LLVMBuildNSWAdd(b, jb, c, "");
+    g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, v->di), "");
+    g->j = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, jb, c, ""), cg_c64(g, v->dj), "");
     g->k = cg_loop_begin(g, &lk, k0, k1, "bcopy_k");
     LLVMValueRef field = cg_point_address(g, s);
     LLVMValueRef idx = LLVMBuildNSWAdd(b, c, LLVMBuildNSWMul(b, g->k, g->blk_cols, ""), "");
@@ -253,19 +254,20 @@ static void transpose(CG *g, LLVMValueRef *rows, int w) {
     }
 }
 
-/* Copies symbol `s` of the block's columns [jb, jb + ncol) at row i, levels [0, nk), into its
+/* Copies a view of the block's columns [jb, jb + ncol) at row i, levels [0, nk), into its
  * scratch `buf` (column fastest) or back. A column's levels are contiguous in place, a
  * level's columns in the scratch: whole w x w tiles (w elements to a vector) go through
  * registers, loaded as vectors along one axis, transposed, stored along the other; the edges
  * of the block are copied element by element. */
-static void block_copy(CG *g, const Symbol *s, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
+static void block_copy(CG *g, const BlockSym *view, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
                        LLVMValueRef ncol, bool in) {
     LLVMBuilderRef b = g->b;
+    const Symbol *s = view->sym;
     int size = dtype_size(s->dtype);
     int w = s->dtype == DT_BOOL || (size != 4 && size != 8) ? 0 : (jit_has_wide_vectors() ? 64 : 32) / size;
     LLVMValueRef zero = cg_c64(g, 0);
     if (w == 0) {
-        copy_scalar(g, s, buf, i, jb, zero, ncol, zero, g->nk, in);
+        copy_scalar(g, view, buf, i, jb, zero, ncol, zero, g->nk, in);
         return;
     }
     LLVMValueRef wv = cg_c64(g, w);
@@ -277,8 +279,8 @@ static void block_copy(CG *g, const Symbol *s, LLVMValueRef buf, LLVMValueRef i,
     LLVMValueRef k0 = cg_loop_begin(g, &lk, zero, kfull, "btile_k");
     LLVMValueRef place[64], scratch[64], v[64];
     for (int r = 0; r < w; r++) { /* r: column c0 + r in place, level k0 + r in the scratch */
-        g->i = i;
-        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWAdd(b, c0, cg_c64(g, r), ""), "");
+        g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, view->di), "");
+        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWAdd(b, c0, cg_c64(g, r + view->dj), ""), "");
         g->k = k0;
         place[r] = cg_point_address(g, s);
         LLVMValueRef idx = LLVMBuildNSWAdd(b, c0, LLVMBuildNSWMul(b, LLVMBuildNSWAdd(b, k0, cg_c64(g, r), ""), g->blk_cols, ""), "");
@@ -292,8 +294,8 @@ static void block_copy(CG *g, const Symbol *s, LLVMValueRef buf, LLVMValueRef i,
     for (int r = 0; r < w; r++) LLVMSetAlignment(LLVMBuildStore(b, v[r], in ? scratch[r] : place[r]), (unsigned)size);
     cg_loop_end_step(g, &lk, w);
     cg_loop_end_step(g, &lc, w);
-    copy_scalar(g, s, buf, i, jb, zero, cfull, kfull, g->nk, in); /* the last levels */
-    copy_scalar(g, s, buf, i, jb, cfull, ncol, zero, g->nk, in);  /* the last columns */
+    copy_scalar(g, view, buf, i, jb, zero, cfull, kfull, g->nk, in); /* the last levels */
+    copy_scalar(g, view, buf, i, jb, cfull, ncol, zero, g->nk, in);  /* the last columns */
 }
 
 /* for each column c of the block: the point (i, jb + c, k) */
@@ -322,27 +324,27 @@ static void prefetch_level(CG *g, const Prefetch *P, LLVMValueRef k) {
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, types, 1);
     LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 1);
     LLVMValueRef i = g->i, j = g->j, kk = g->k;
+    int nviews = g->nviews;
+    g->nviews = 0; /* addresses in place */
     for (int x = 0; x < P->nsyms; x++) {
-        const Symbol *s = P->syms[x].sym;
-        if (s->kind != SYM_FIELD) continue;
-        int size = dtype_size(s->dtype), bytes = GT_BLOCK_COLS * size;
-        g->i = P->ni;
-        g->j = P->nj;
+        const BlockSym *v = &P->syms[x];
+        if (!v->copy_in && !v->copy_out) continue;
+        int size = dtype_size(v->sym->dtype), bytes = GT_BLOCK_COLS * size;
+        g->i = LLVMBuildNSWAdd(b, P->ni, cg_c64(g, v->di), "");
+        g->j = LLVMBuildNSWAdd(b, P->nj, cg_c64(g, v->dj), "");
         g->k = cg_c64(g, 0);
-        LLVMValueRef slot = g->slotbuf[s->slot];
-        g->slotbuf[s->slot] = NULL;
-        LLVMValueRef base = cg_point_address(g, s);
-        g->slotbuf[s->slot] = slot;
+        LLVMValueRef base = cg_point_address(g, v->sym);
         LLVMValueRef at = LLVMBuildNSWMul(b, k, cg_c64(g, bytes), "");
         for (int line = 0; line < bytes; line += 64) {
             LLVMValueRef off = LLVMBuildNSWAdd(b, at, cg_c64(g, line), "");
             /* a GEP without inbounds: the next block may lie outside the array (no fault) */
             LLVMValueRef args[4] = {LLVMBuildGEP2(b, g->i8, base, &off, 1, ""),
-                                    LLVMConstInt(g->i32, P->syms[x].written ? 1 : 0, 0),
+                                    LLVMConstInt(g->i32, v->copy_out ? 1 : 0, 0),
                                     LLVMConstInt(g->i32, 2, 0), LLVMConstInt(g->i32, 1, 0)};
             LLVMBuildCall2(b, ft, fn, args, 4, "");
         }
     }
+    g->nviews = nviews;
     g->i = i;
     g->j = j;
     g->k = kk;
@@ -397,8 +399,7 @@ static void emit_blocks(CG *g, const Computation *first, int n, const BlockSym *
     LLVMValueRef left = LLVMBuildNSWSub(b, g->tj1, jb, "");
     LLVMValueRef ncol = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, cols, ""), left, cols, "ncol");
     for (int x = 0; x < nsyms; x++)
-        if (syms[x].sym->kind == SYM_FIELD) block_copy(g, syms[x].sym, g->blkbuf[x], i, jb, ncol, true);
-    for (int x = 0; x < nsyms; x++) g->slotbuf[syms[x].sym->slot] = g->blkbuf[x];
+        if (syms[x].copy_in) block_copy(g, &syms[x], g->blkbuf[x], i, jb, ncol, true);
     /* the next block: further along the row, or the next row's first */
     LLVMValueRef jn = LLVMBuildNSWAdd(b, jb, cols, "");
     LLVMValueRef same = LLVMBuildICmp(b, LLVMIntSLT, jn, g->tj1, "");
@@ -407,11 +408,12 @@ static void emit_blocks(CG *g, const Computation *first, int n, const BlockSym *
                   .ni = LLVMBuildSelect(b, same, i, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT,
                         LLVMBuildNSWAdd(b, i, cg_c64(g, 1), ""), g->ti1, ""), LLVMBuildNSWAdd(b, i, cg_c64(g, 1), ""), i, ""), ""),
                   .nj = LLVMBuildSelect(b, same, jn, g->tj0, "")};
+    g->views = syms;
+    g->nviews = nsyms;
     emit_block_computations(g, first, n, i, jb, ncol, &P);
-    for (int x = 0; x < nsyms; x++) g->slotbuf[syms[x].sym->slot] = NULL;
+    g->nviews = 0;
     for (int x = 0; x < nsyms; x++)
-        if (syms[x].sym->kind == SYM_FIELD && syms[x].written)
-            block_copy(g, syms[x].sym, g->blkbuf[x], i, jb, ncol, false);
+        if (syms[x].copy_out) block_copy(g, &syms[x], g->blkbuf[x], i, jb, ncol, false);
     cg_loop_end(g, &lb);
     cg_loop_end(g, &li);
     g->i = i;
