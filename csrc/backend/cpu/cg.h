@@ -99,6 +99,8 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e);
 /* The address of symbol s at the current point (in place, or its block scratch). */
 LLVMValueRef cg_point_address(CG *g, const Symbol *s);
 LLVMTypeRef cg_mem_type(CG *g, DType t);
+/* The element stride of symbol s along axis (0 I, 1 J, 2 K) in the current part. */
+LLVMValueRef cg_slot_stride(CG *g, const Symbol *s, int axis);
 void cg_emit_point(CG *g, const Stmt *s);
 void cg_emit_point_list(CG *g, const StmtList *l);
 

@@ -103,6 +103,8 @@ static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueR
     return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &total, 1, "");
 }
 
+LLVMValueRef cg_slot_stride(CG *g, const Symbol *s, int axis) { return (*slot_strides(g, s->slot))[axis]; }
+
 LLVMValueRef cg_point_address(CG *g, const Symbol *s) {
     static const int zero[3] = {0, 0, 0};
     return address(g, s, zero, NULL, 0, NULL);

@@ -10,6 +10,7 @@
  * FORWARD) are carried from one level to the next in registers instead of being stored and
  * loaded again; they are still stored, for readers after the sweep.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/cpu/blocks.h"
@@ -215,26 +216,6 @@ static void emit_bundles(CG *g, const Computation *first, int n) {
 
 /* ---- column blocks (C order; blocks.c) ------------------------------------------------ */
 
-/* Scalar copy of view v between its place and its scratch `buf`, columns [c0, c1) of the
- * block at jb (row i; the place shifted by the view's offset), levels [k0, k1). */
-static void copy_scalar(CG *g, const BlockSym *v, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
-                        LLVMValueRef c0, LLVMValueRef c1, LLVMValueRef k0, LLVMValueRef k1, bool in) {
-    LLVMBuilderRef b = g->b;
-    const Symbol *s = v->sym;
-    LLVMTypeRef t = cg_mem_type(g, s->dtype);
-    Loop lc, lk;
-    LLVMValueRef c = cg_loop_begin(g, &lc, c0, c1, "bcopy_c");
-    g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, v->di), "");
-    g->j = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, jb, c, ""), cg_c64(g, v->dj), "");
-    g->k = cg_loop_begin(g, &lk, k0, k1, "bcopy_k");
-    LLVMValueRef field = cg_point_address(g, s);
-    LLVMValueRef idx = LLVMBuildNSWAdd(b, c, LLVMBuildNSWMul(b, g->k, g->blk_cols, ""), "");
-    LLVMValueRef scratch = LLVMBuildInBoundsGEP2(b, t, buf, &idx, 1, "");
-    LLVMBuildStore(b, LLVMBuildLoad2(b, t, in ? field : scratch, ""), in ? scratch : field);
-    cg_loop_end(g, &lk);
-    cg_loop_end(g, &lc);
-}
-
 /* Transposes the w x w tile rows[0..w) in registers: log2(w) stages, each swapping the
  * off-diagonal blocks of size h of every 2h x 2h block (two-source shuffles). */
 static void transpose(CG *g, LLVMValueRef *rows, int w) {
@@ -254,48 +235,104 @@ static void transpose(CG *g, LLVMValueRef *rows, int w) {
     }
 }
 
-/* Copies a view of the block's columns [jb, jb + ncol) at row i, levels [0, nk), into its
- * scratch `buf` (column fastest) or back. A column's levels are contiguous in place, a
- * level's columns in the scratch: whole w x w tiles (w elements to a vector) go through
- * registers, loaded as vectors along one axis, transposed, stored along the other; the edges
- * of the block are copied element by element. */
+/* Element (c, k) in place: place + c * sj + k (K the unit stride); in the scratch: buf + c +
+ * k * GT_BLOCK_COLS. Copies columns [c0, c1), levels [k0, k1), element by element. */
+static void copy_elements(CG *g, LLVMTypeRef t, LLVMValueRef place, LLVMValueRef sj, LLVMValueRef buf,
+                          LLVMValueRef c0, LLVMValueRef c1, LLVMValueRef k0, LLVMValueRef k1, bool in) {
+    LLVMBuilderRef b = g->b;
+    Loop lc, lk;
+    LLVMValueRef c = cg_loop_begin(g, &lc, c0, c1, "bcopy_c");
+    LLVMValueRef k = cg_loop_begin(g, &lk, k0, k1, "bcopy_k");
+    LLVMValueRef pi = LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, c, sj, ""), k, "");
+    LLVMValueRef si = LLVMBuildNSWAdd(b, c, LLVMBuildNSWMul(b, k, g->blk_cols, ""), "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, t, place, &pi, 1, ""), q = LLVMBuildInBoundsGEP2(b, t, buf, &si, 1, "");
+    LLVMBuildStore(b, LLVMBuildLoad2(b, t, in ? p : q, ""), in ? q : p);
+    cg_loop_end(g, &lk);
+    cg_loop_end(g, &lc);
+}
+
+/*
+ * The copy of a block's view between its place and its scratch, one internal function per
+ * element size and direction, shared by every view of the kernel (emitted once: the copies
+ * of a group's views, each with w x w transposes, would otherwise multiply the code LLVM
+ * optimises):
+ *     gt_block_copy(ptr place, i64 sj, ptr buf, i64 ncol, i64 nk)
+ * A column's levels are contiguous in place, a level's columns in the scratch: whole w x w
+ * tiles (w elements to a vector) are loaded as vectors along one axis, transposed in
+ * registers and stored along the other; the edges are copied element by element. The
+ * elements are copied as integers of their size: bits, whatever the dtype.
+ */
+static LLVMValueRef copy_function(CG *g, int size, bool in) {
+    char name[40];
+    snprintf(name, sizeof name, "gt_block_%s%d", in ? "in" : "out", size);
+    LLVMTypeRef params[5] = {g->ptr, g->i64, g->ptr, g->i64, g->i64};
+    LLVMTypeRef ft = LLVMFunctionType(g->vd, params, 5, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+    if (fn) return fn;
+    fn = LLVMAddFunction(g->mod, name, ft);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+    LLVMAddAttributeAtIndex(fn, 3, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, nounwind, 0));
+    LLVMValueRef saved_fn = g->fn;
+    LLVMBuilderRef saved_b = g->b;
+    g->fn = fn;
+    g->b = LLVMCreateBuilderInContext(g->ctx);
+    LLVMBuilderRef b = g->b;
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->ctx, fn, "entry"));
+    LLVMValueRef place = LLVMGetParam(fn, 0), sj = LLVMGetParam(fn, 1), buf = LLVMGetParam(fn, 2);
+    LLVMValueRef ncol = LLVMGetParam(fn, 3), nk = LLVMGetParam(fn, 4), zero = cg_c64(g, 0);
+    LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)(8 * size));
+    int w = size < 4 ? 0 : (jit_has_wide_vectors() ? 64 : 32) / size;
+    if (w == 0) {
+        copy_elements(g, t, place, sj, buf, zero, ncol, zero, nk, in);
+    } else {
+        LLVMValueRef wv = cg_c64(g, w);
+        LLVMValueRef cfull = LLVMBuildNSWMul(b, LLVMBuildSDiv(b, ncol, wv, ""), wv, "cfull");
+        LLVMValueRef kfull = LLVMBuildNSWMul(b, LLVMBuildSDiv(b, nk, wv, ""), wv, "kfull");
+        LLVMTypeRef vt = LLVMVectorType(t, (unsigned)w);
+        Loop lc, lk;
+        LLVMValueRef c0 = cg_loop_begin(g, &lc, zero, cfull, "btile_c");
+        LLVMValueRef k0 = cg_loop_begin(g, &lk, zero, kfull, "btile_k");
+        LLVMValueRef at[2][64], v[64];
+        for (int r = 0; r < w; r++) { /* r: column c0 + r in place, level k0 + r in the scratch */
+            LLVMValueRef pi = LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, LLVMBuildNSWAdd(b, c0, cg_c64(g, r), ""), sj, ""), k0, "");
+            LLVMValueRef si = LLVMBuildNSWAdd(b, c0, LLVMBuildNSWMul(b, LLVMBuildNSWAdd(b, k0, cg_c64(g, r), ""), g->blk_cols, ""), "");
+            at[0][r] = LLVMBuildInBoundsGEP2(b, t, place, &pi, 1, "");
+            at[1][r] = LLVMBuildInBoundsGEP2(b, t, buf, &si, 1, "");
+        }
+        for (int r = 0; r < w; r++) {
+            v[r] = LLVMBuildLoad2(b, vt, at[in ? 0 : 1][r], "");
+            LLVMSetAlignment(v[r], (unsigned)size); /* arrays' columns need not be aligned */
+        }
+        transpose(g, v, w);
+        for (int r = 0; r < w; r++) LLVMSetAlignment(LLVMBuildStore(b, v[r], at[in ? 1 : 0][r]), (unsigned)size);
+        cg_loop_end_step(g, &lk, w);
+        cg_loop_end_step(g, &lc, w);
+        copy_elements(g, t, place, sj, buf, zero, cfull, kfull, nk, in); /* the last levels */
+        copy_elements(g, t, place, sj, buf, cfull, ncol, zero, nk, in);  /* the last columns */
+    }
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    g->b = saved_b;
+    g->fn = saved_fn;
+    return fn;
+}
+
+/* Copies a view of the block's columns [jb, jb + ncol) at row i (shifted by the view's
+ * offset), levels [0, nk), into its scratch `buf` (column fastest) or back. */
 static void block_copy(CG *g, const BlockSym *view, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
                        LLVMValueRef ncol, bool in) {
     LLVMBuilderRef b = g->b;
     const Symbol *s = view->sym;
-    int size = dtype_size(s->dtype);
-    int w = s->dtype == DT_BOOL || (size != 4 && size != 8) ? 0 : (jit_has_wide_vectors() ? 64 : 32) / size;
-    LLVMValueRef zero = cg_c64(g, 0);
-    if (w == 0) {
-        copy_scalar(g, view, buf, i, jb, zero, ncol, zero, g->nk, in);
-        return;
-    }
-    LLVMValueRef wv = cg_c64(g, w);
-    LLVMValueRef cfull = LLVMBuildNSWMul(b, LLVMBuildSDiv(b, ncol, wv, ""), wv, "cfull");
-    LLVMValueRef kfull = LLVMBuildNSWMul(b, LLVMBuildSDiv(b, g->nk, wv, ""), wv, "kfull");
-    LLVMTypeRef t = cg_mem_type(g, s->dtype), vt = LLVMVectorType(t, (unsigned)w);
-    Loop lc, lk;
-    LLVMValueRef c0 = cg_loop_begin(g, &lc, zero, cfull, "btile_c");
-    LLVMValueRef k0 = cg_loop_begin(g, &lk, zero, kfull, "btile_k");
-    LLVMValueRef place[64], scratch[64], v[64];
-    for (int r = 0; r < w; r++) { /* r: column c0 + r in place, level k0 + r in the scratch */
-        g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, view->di), "");
-        g->j = LLVMBuildNSWAdd(b, jb, LLVMBuildNSWAdd(b, c0, cg_c64(g, r + view->dj), ""), "");
-        g->k = k0;
-        place[r] = cg_point_address(g, s);
-        LLVMValueRef idx = LLVMBuildNSWAdd(b, c0, LLVMBuildNSWMul(b, LLVMBuildNSWAdd(b, k0, cg_c64(g, r), ""), g->blk_cols, ""), "");
-        scratch[r] = LLVMBuildInBoundsGEP2(b, t, buf, &idx, 1, "");
-    }
-    for (int r = 0; r < w; r++) {
-        v[r] = LLVMBuildLoad2(b, vt, in ? place[r] : scratch[r], "");
-        LLVMSetAlignment(v[r], (unsigned)size); /* the scratch's rows need not be aligned either */
-    }
-    transpose(g, v, w);
-    for (int r = 0; r < w; r++) LLVMSetAlignment(LLVMBuildStore(b, v[r], in ? scratch[r] : place[r]), (unsigned)size);
-    cg_loop_end_step(g, &lk, w);
-    cg_loop_end_step(g, &lc, w);
-    copy_scalar(g, view, buf, i, jb, zero, cfull, kfull, g->nk, in); /* the last levels */
-    copy_scalar(g, view, buf, i, jb, cfull, ncol, zero, g->nk, in);  /* the last columns */
+    g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, view->di), "");
+    g->j = LLVMBuildNSWAdd(b, jb, cg_c64(g, view->dj), "");
+    g->k = cg_c64(g, 0);
+    LLVMValueRef args[5] = {cg_point_address(g, s), cg_slot_stride(g, s, 1), buf, ncol, g->nk};
+    LLVMValueRef fn = copy_function(g, dtype_size(s->dtype), in);
+    LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, args, 5, "");
 }
 
 /* for each column c of the block: the point (i, jb + c, k) */
