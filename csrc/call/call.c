@@ -13,6 +13,8 @@
 #include "call/kbounds.h"
 
 #include "backend/cpu/blocks.h"
+#include "backend/cpu/jit.h"
+#include "call/machine.h"
 #include "call/plan.h"
 
 #define NO_IMPORT_ARRAY
@@ -718,12 +720,22 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         Py_DECREF(e);
     }
     bool chose = p && p->block_why && variant.layout == LAYOUT_K_UNIT && !variant.shared;
-    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:N,s:L,s:s}", "layout", layouts[variant.layout],
+    /* the machine facts the plan was derived from (sysfs; 0 where the OS does not say) */
+    PyObject *machine = Py_BuildValue("{s:L,s:L,s:L,s:O}", "l1d_bytes", (long long)cpu_cache_bytes(1),
+                                      "l2_bytes", (long long)cpu_cache_bytes(2), "l3_bytes",
+                                      (long long)cpu_cache_bytes(3), "vector_512",
+                                      jit_has_wide_vectors() ? Py_True : Py_False);
+    if (machine == NULL) {
+        Py_DECREF(temps);
+        return NULL;
+    }
+    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:N}", "layout", layouts[variant.layout],
                          "shared_memory", variant.shared ? Py_True : Py_False, "threads",
                          p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
-                         (long long)(p ? p->tj : 0), "temporaries", temps, "column_blocks",
-                         (long long)(chose ? p->block_cols : 0), "column_blocks_why",
-                         chose ? p->block_why : "none");
+                         (long long)(p ? p->tj : 0), "tile_why", p ? p->tile_why : "none",
+                         "l2_budget_bytes", (long long)(p ? p->budget : 0), "temporaries", temps,
+                         "column_blocks", (long long)(chose ? p->block_cols : 0), "column_blocks_why",
+                         chose ? p->block_why : "none", "machine", machine);
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,

@@ -10,21 +10,34 @@
 
 #include "backend/cpu/blocks.h"
 #include "backend/cpu/codegen.h"
+#include "call/machine.h"
 #include "call/pool.h"
 
 enum {
-    /* bytes of temporaries per thread we aim to keep within the L2 cache */
-    TEMP_BUDGET = 512 * 1024,
+    /* bytes of temporaries (or of a tile row's read window) per thread we aim to keep within
+     * the L2 cache: half of it, as the OS reports it, at most this (measured on 1 MiB and
+     * 2 MiB L2 parts: docs/performance.md) */
+    TEMP_BUDGET_MAX = 512 * 1024,
     /* below this many points a call runs on the calling thread alone */
     PARALLEL_MIN_POINTS = 1 << 15,
 };
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* The L2 budget of a thread's tile: half the L2 the OS reports, capped (and the cap where
+ * the OS says nothing). */
+static int64_t temp_budget(void) {
+    int64_t l2 = cpu_cache_bytes(2);
+    return l2 > 0 && l2 / 2 < TEMP_BUDGET_MAX ? l2 / 2 : TEMP_BUDGET_MAX;
+}
+
 /* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
  * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
 static void choose_tiles(const Stencil *st, Plan *p) {
     const int64_t *n = p->domain;
+    const int64_t budget = temp_budget();
+    p->budget = budget;
+    p->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
     p->nthreads = n[0] * n[1] * n[2] >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
     if (st->extended_writes) {
         p->nthreads = 1;
@@ -40,10 +53,10 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
             /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
             p->ti = n[0] < 512 ? n[0] : 512;
-            p->tj = clamp64(TEMP_BUDGET / (column * p->ti), 2, n[1]);
+            p->tj = clamp64(budget / (column * p->ti), 2, n[1]);
         } else if (column > 0) {
             p->tj = n[1] < 32 ? n[1] : 32;
-            p->ti = clamp64(TEMP_BUDGET / (column * p->tj), 2, n[0]);
+            p->ti = clamp64(budget / (column * p->tj), 2, n[0]);
         } else if (p->layout == LAYOUT_I_UNIT) {
             /* no temporaries: tiles only spread the work, a few per thread, and never cut
              * the unit-stride axis (whole rows stream best) */
@@ -61,7 +74,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
                 int64_t rows = s->has_access ? s->access.hi[0] - s->access.lo[0] + 1 : 1;
                 window += rows * n[2] * dtype_size(s->dtype);
             }
-            p->tj = clamp64(TEMP_BUDGET / (window > 0 ? window : 1), 16, n[1]);
+            p->tj = clamp64(budget / (window > 0 ? window : 1), 16, n[1]);
             p->ti = clamp64((n[0] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[0]);
         }
     }
@@ -72,6 +85,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
     if (env && !st->extended_writes && sscanf(env, "%ldx%ld", &ti, &tj) == 2 && ti > 0 && tj > 0) {
         p->ti = clamp64(ti, 1, n[0]);
         p->tj = clamp64(tj, 1, n[1]);
+        p->tile_why = "env";
     }
     p->nti = (n[0] + p->ti - 1) / p->ti;
     p->ntj = (n[1] + p->tj - 1) / p->tj;

@@ -16,6 +16,8 @@ typedef struct Plan {
     CpuLayout layout;   /* temporaries are laid out like the kernel's layout class */
     int nthreads;
     int64_t ti, tj;     /* tile size */
+    int64_t budget;     /* the L2 bytes per thread the tiles were sized for */
+    const char *tile_why; /* "model" (from the cache sizes), "env", or why one tile */
     int64_t nti, ntj;   /* tiles along I and J */
     int nslots;
     int nptrs;          /* entries per thread of ptrs: the slots, then the block header */
