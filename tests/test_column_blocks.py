@@ -107,6 +107,25 @@ def flux_sweep(q: Field[F64], u: Field[F64], v: Field[F64], out: Field[F64]):
         out = qn if qn > 0.0 else 0.0
 
 
+def backward_reads_below(a: Field[F64], x: Field[F64]):
+    # x is written on every level, but each level reads the level below before the sweep has
+    # written it: the old values must be copied in
+    with computation(BACKWARD):
+        with interval(1, None):
+            x = a + 0.5 * x[0, 0, -1]
+        with interval(0, 1):
+            x = a
+
+
+def forward_reads_below(a: Field[F64], x: Field[F64]):
+    # every level read was written earlier in the sweep: no copy in needed
+    with computation(FORWARD):
+        with interval(0, 1):
+            x = a
+        with interval(1, None):
+            x = a + 0.5 * x[0, 0, -1]
+
+
 CASES = {
     "thomas64": (thomas64, F64, ("a", "b", "c", "d"), ("x",)),
     "thomas32": (thomas32, F32, ("a", "b", "c", "d"), ("x",)),
@@ -118,6 +137,8 @@ CASES = {
     "guarded_out": (guarded_out, F64, ("a",), ("out",)),
     "partial_out": (partial_out, F32, ("a",), ("out",)),
     "flux_sweep": (flux_sweep, F64, ("q", "u", "v"), ("out",)),
+    "backward_reads_below": (backward_reads_below, F64, ("a",), ("x",)),
+    "forward_reads_below": (forward_reads_below, F64, ("a",), ("x",)),
 }
 
 HALO = 1

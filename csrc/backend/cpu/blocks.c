@@ -16,8 +16,8 @@
  * the shifted columns (the group reads those points anyway: its statements run on the
  * domain). A symbol the group writes is read at its own column only (the schedule's
  * condition for a column group); it is copied in unless every level of every column is
- * written unconditionally before anything could read the old value (a field only written, by
- * a computation whose intervals cover the domain's levels), and copied back. Anything else
+ * written unconditionally before anything could read the old value (written_before_read),
+ * and copied back. Anything else
  * stays in place, addressed as in the bundles. A column-local temporary that does not
  * qualify keeps the group on its bundles, whose temporary buffers are per lane.
  */
@@ -148,6 +148,58 @@ static bool covers(const Computation *c, const Symbol *s) {
     return n > 0 && at.level == 1 && at.offset == 0;
 }
 
+/* Reads of one symbol in a statement list: any, and whether all are at a K offset of `sign`
+ * (-1: levels below, 1: above). */
+typedef struct ReadScan {
+    const Symbol *sym;
+    int sign;
+    bool any, all_signed;
+} ReadScan;
+
+static void visit_sym_read(void *ctx, Expr *e) {
+    ReadScan *R = ctx;
+    if (e->field.sym != R->sym) return;
+    R->any = true;
+    if (e->field.off[2] * R->sign <= 0 || e->field.kexpr) R->all_signed = false;
+}
+
+static void scan_sym_reads(ReadScan *R, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        if (s->guard) expr_visit_fields(s->guard, visit_sym_read, R);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, visit_sym_read, R);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_sym_read, R);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, visit_sym_read, R);
+            scan_sym_reads(R, &s->while_.body);
+        }
+    }
+}
+
+static ReadScan reads_in(const Computation *c, const Symbol *s, int sign) {
+    ReadScan R = {.sym = s, .sign = sign, .all_signed = true};
+    for (int iv = 0; iv < c->nintervals; iv++) scan_sym_reads(&R, &c->intervals[iv].body);
+    return R;
+}
+
+/* No value of `s` from before the group is ever read: a computation of the group writes it at
+ * every level of every column unconditionally, nothing before that computation reads it, and
+ * that computation (a sweep) reads it only at levels its sweep has written already (below in
+ * FORWARD, above in BACKWARD). Then the scratch needs no copy in (a tridiagonal solve's
+ * solution). */
+static bool written_before_read(const Computation *first, int n, const Symbol *s) {
+    for (int c = 0; c < n; c++) {
+        int sign = first[c].policy == POLICY_FORWARD ? -1 : first[c].policy == POLICY_BACKWARD ? 1 : 0;
+        if (covers(&first[c], s)) {
+            ReadScan R = reads_in(&first[c], s, sign == 0 ? 1 : sign);
+            return !R.any || (sign != 0 && R.all_signed);
+        }
+        if (reads_in(&first[c], s, 1).any) return false;
+    }
+    return false;
+}
+
 int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out) {
     (void)st;
     Seen *seen = malloc(sizeof *seen * MAX_SCAN);
@@ -169,8 +221,7 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
         }
         /* in place: not holdable, or written and read at another column */
         if (v->bad || (v->written && v->nviews != 1)) continue;
-        bool covered = false;
-        for (int c = 0; c < n && v->written && !v->read && !covered; c++) covered = covers(&first[c], s);
+        bool covered = v->written && written_before_read(first, n, s);
         for (int x = 0; x < v->nviews && kept >= 0; x++) {
             if (kept == GT_MAX_BLOCK_SYMS) {
                 kept = -1;
