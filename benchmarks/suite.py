@@ -260,7 +260,9 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
         start = time.perf_counter()
         try:
             stencils = gt4py_kernels.load(backend, dtype, options.stencils)
-        except Exception as exc:  # a missing compiler or header: GT4Py raises many kinds
+        # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
+        # setuptools exits (SystemExit "error: command ... failed")
+        except (Exception, SystemExit) as exc:
             notes.append(f"GT4Py {backend} does not build here ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0][:160] if str(exc) else ''}): column skipped")
             continue
