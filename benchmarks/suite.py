@@ -263,8 +263,10 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
         # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
         # setuptools exits (SystemExit "error: command ... failed")
         except (Exception, SystemExit) as exc:
-            notes.append(f"GT4Py {backend} does not build here ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0][:160] if str(exc) else ''}): column skipped")
+            why = ("its C++ build failed (the compiler's messages are on stderr)"
+                   if isinstance(exc, SystemExit) else
+                   f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            notes.append(f"GT4Py {backend} does not build here ({why}): column skipped")
             continue
         build_s[f"gt4py:{backend}"] = time.perf_counter() - start
         impls[f"{GT4PY}{backend}]"] = {name: _gt4py_call(st) for name, st in stencils.items()}
