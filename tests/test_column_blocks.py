@@ -284,3 +284,19 @@ def test_aliased_arrays_run_in_bundles(rng):
     gtscript.stencil("cpu", inplace)(arr, arr, exec_info=info)
     assert info["plan"]["shared_memory"] and info["plan"]["column_blocks"] == 0
     np.testing.assert_array_equal(arr, ref)
+
+
+def test_a_scratch_too_large_for_its_use_falls_back_to_bundles(monkeypatch, rng):
+    # the scratch grows with the levels (64 columns x nk per buffer): with tens of thousands
+    # of levels it would take hundreds of MiB per thread for a few columns; past 64 MiB the
+    # plan keeps the bundles, even when blocks are asked for
+    arrays, scalars = _arrays("thomas64", (3, 3, 20000), rng)
+    for forced in (None, True):
+        if forced:
+            got, info = _run("cpu", "thomas64", arrays, scalars, True, monkeypatch)
+        else:
+            got, info = _run("cpu", "thomas64", arrays, scalars)
+        assert info["plan"]["column_blocks"] == 0
+        assert info["plan"]["column_blocks_why"] == "model: scratch over 64 MiB"
+        ref, _ = _run("numpy", "thomas64", arrays, scalars)
+        np.testing.assert_array_equal(got["x"], ref["x"])

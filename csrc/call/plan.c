@@ -20,6 +20,8 @@ enum {
     TEMP_BUDGET_MAX = 512 * 1024,
     /* below this many points a call runs on the calling thread alone */
     PARALLEL_MIN_POINTS = 1 << 15,
+    /* the most bytes of column-block scratch per thread (plan_blocks) */
+    BLOCK_SCRATCH_MAX = 64 << 20,
 };
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -109,14 +111,19 @@ static bool plan_blocks(const Stencil *st, Plan *p) {
         p->block_cols = env[0] == '1' ? GT_BLOCK_COLS : 0;
         p->block_why = "env";
     }
-    int64_t cols = GT_BLOCK_COLS, buf, head = 64 * ((8 * (1 + nbuf) + 63) / 64), total;
-    /* each buffer's levels padded to whole cache lines, so every level starts aligned */
-    if (__builtin_mul_overflow(cols, p->domain[2], &buf) || __builtin_mul_overflow(buf, (int64_t)8, &buf) ||
-        buf > INT64_MAX - 63)
-        return false;
-    buf = (buf + 63) / 64 * 64;
-    if (__builtin_mul_overflow(buf, (int64_t)nbuf, &total) || __builtin_add_overflow(total, head, &total))
-        return false;
+    int64_t buf, head = 64 * ((8 * (1 + nbuf) + 63) / 64), total;
+    /* each buffer's levels padded to whole cache lines, so every level starts aligned; a
+     * scratch beyond BLOCK_SCRATCH_MAX per thread (a domain of very many levels: the scratch
+     * grows with them, not with the tile) is not worth its memory: bundles then */
+    bool fits = !__builtin_mul_overflow((int64_t)GT_BLOCK_COLS * 8, p->domain[2], &buf) &&
+                buf <= BLOCK_SCRATCH_MAX && !__builtin_mul_overflow((buf + 63) / 64 * 64, (int64_t)nbuf, &total) &&
+                total <= BLOCK_SCRATCH_MAX;
+    buf = fits ? (buf + 63) / 64 * 64 : 0;
+    if (!fits && p->block_cols > 0) {
+        p->block_cols = 0;
+        p->block_why = "model: scratch over 64 MiB";
+    }
+    total = head + (p->block_cols > 0 ? buf * nbuf : 0); /* bundles: the header only */
     p->block_mem = calloc((size_t)p->nthreads, sizeof *p->block_mem);
     if (p->block_mem == NULL) return false;
     for (int w = 0; w < p->nthreads; w++) {
@@ -125,7 +132,8 @@ static bool plan_blocks(const Stencil *st, Plan *p) {
         p->block_mem[w] = mem;
         int64_t *hdr = (int64_t *)(void *)mem;
         hdr[0] = p->block_cols;
-        for (int x = 0; x < nbuf; x++) ((char **)(void *)mem)[1 + x] = mem + head + (int64_t)x * buf;
+        for (int x = 0; x < nbuf; x++)
+            ((char **)(void *)mem)[1 + x] = p->block_cols > 0 ? mem + head + (int64_t)x * buf : NULL;
         p->ptrs[(size_t)w * (size_t)p->nptrs + (size_t)p->nslots] = mem;
     }
     return true;
