@@ -10,6 +10,8 @@ TARGET_MIN_POINTS = 256 * 256 * 80
 def _label(column, primary):
     if column == primary:
         return "gtscript"
+    if column.startswith("gt4py["):
+        return "GT4Py " + column[len("gt4py["):-1]
     return LABELS.get(column, column)
 
 
@@ -22,7 +24,7 @@ def _columns(report):
                 seen.append(column)
     order = [c for c in seen if c.startswith("gtscript")] + [c for c in ("numpy", "numba", "c")
                                                             if c in seen]
-    return order
+    return order + [c for c in seen if c.startswith("gt4py[")]
 
 
 def markdown_table(report):
@@ -97,6 +99,17 @@ def targets(report):
               (f"{'/'.join(MEMORY_BOUND)} >= 80% of STREAM",
                [r for r in big if r["stencil"] in MEMORY_BOUND],
                lambda r: r["stream_fraction"] and 100 * r["stream_fraction"], 80.0, "{:.0f}%")]
+    def best_gt4py(r):
+        ratios = [v for c, v in r["speedup_vs"].items() if c.startswith("gt4py[")]
+        return min(ratios) if ratios else None
+
+    def c_over_f(r):  # the F-order time over the C-order time: C within 10% of F is >= 1/1.1
+        ratios = [v for c, v in r["speedup_vs"].items() if c.endswith("F-order")]
+        return ratios[0] if ratios else None
+
+    checks += [("vs GT4Py's best >= 1.2x", big, best_gt4py, 1.2, "{:.2f}x"),
+               ("C order within 10% of F order (F time / C time >= 0.91)", big, c_over_f,
+                1 / 1.1, "{:.2f}")]
     lines = []
     for label, cases, value, bound, fmt in checks:
         measured = [(r, value(r)) for r in cases if value(r) is not None]

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/run.py                      # 64x64x64 and 256x256x80, float64
     .venv/bin/python benchmarks/run.py --all --repeat 30 --json out.json --plot out.png
     .venv/bin/python benchmarks/run.py --sizes 128x128x80 --dtypes float32 --backend cpu numpy
+    .venv/bin/python benchmarks/run.py --threads 1 --fortran --gt4py-compiled
 
 Every implementation's result is checked against the NumPy reference before it is timed.
 The Markdown table printed on stdout can be pasted into docs/performance.md; progress goes
@@ -55,6 +56,16 @@ def parse_args(argv):
     parser.add_argument("--fortran", action="store_true",
                         help="also time the first backend on Fortran-ordered copies of the arrays "
                              "(column 'F-order'; the baselines take C order only)")
+    parser.add_argument("--threads", type=int, default=0, metavar="N",
+                        help="threads for gtscript, the C baselines (OpenMP) and Numba "
+                             "(default: each one's own default, the usable cores)")
+    parser.add_argument("--no-gt4py", action="store_true",
+                        help="leave out the GT4Py columns (by default GT4Py's numpy backend is "
+                             "timed when gt4py is installed)")
+    parser.add_argument("--gt4py-compiled", action="store_true",
+                        help="also time GT4Py's gt:cpu_ifirst, gt:cpu_kfirst and dace:cpu "
+                             "backends, each on its preferred layout (they need g++ and the "
+                             "boost headers; each build takes tens of seconds)")
     parser.add_argument("--no-c", action="store_true",
                         help="leave out the C columns and the STREAM measurement")
     parser.add_argument("--stream-mib", type=float, default=0.0,
@@ -68,11 +79,18 @@ def parse_args(argv):
         parser.error("--repeat must be at least 1")
     if args.overhead_calls < 0:
         parser.error("--overhead-calls must not be negative")
+    if args.threads < 0:
+        parser.error("--threads must not be negative")
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.threads:
+        # read when each runtime starts its threads: gtscript's pool at its first parallel
+        # call, OpenMP when the C baselines load, Numba when it is imported (all later)
+        for name in ("GTSCRIPT_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+            os.environ[name] = str(args.threads)
     options = suite.Options(
         sizes=tuple(args.sizes or (suite.ALL_SIZES if args.all else suite.DEFAULT_SIZES)),
         dtypes=tuple(DTYPES[d] for d in (args.dtypes or (
@@ -80,7 +98,7 @@ def main(argv=None):
         backends=tuple(dict.fromkeys(args.backend)), repeat=args.repeat,
         max_seconds=args.max_seconds, stencils=tuple(args.stencils), numba=not args.no_numba,
         c=not args.no_c, stream_mib=args.stream_mib, overhead_calls=args.overhead_calls,
-        fortran=args.fortran)
+        fortran=args.fortran, gt4py=not args.no_gt4py, gt4py_compiled=args.gt4py_compiled)
     report = suite.run(options)
     print(formatting.summary(report))
     if args.json:

@@ -52,6 +52,8 @@ class Options:
     stream_mib: float = 0.0       # size of each STREAM array; 0: four times the last-level cache
     overhead_calls: int = 100_000  # 0: skip the call-overhead benchmark
     fortran: bool = False         # also time the first backend on Fortran-ordered arrays
+    gt4py: bool = True            # GT4Py's numpy backend, when gt4py is importable
+    gt4py_compiled: bool = False  # and its compiled backends (g++ and boost; slow builds)
     log: object = field(default=sys.stderr)
 
 
@@ -221,6 +223,8 @@ def _implementations(options, dtype, log):
             notes.append(f"numba is not importable ({exc}): Numba columns skipped")
         else:
             impls["numba"] = {name: _positional_call(kernels[name]) for name in options.stencils}
+    if options.gt4py or options.gt4py_compiled:
+        _gt4py_implementations(options, dtype, impls, notes, build_s)
     if options.c:
         try:
             kernels = c_baselines.load(dtype)
@@ -231,6 +235,49 @@ def _implementations(options, dtype, log):
     for note in notes:
         print(note, file=log)
     return impls, notes, build_s
+
+
+#: Prefix of the GT4Py columns: "gt4py[<backend>]", each on its backend's preferred layout.
+GT4PY = "gt4py["
+
+
+def _gt4py_implementations(options, dtype, impls, notes, build_s):
+    """GT4Py's numpy backend (and with gt4py_compiled its compiled backends), built now; a
+    backend that does not build here is left out with a note."""
+    # GT4Py writes its generated code under GT_CACHE_ROOT, read when it is imported: keep it
+    # out of the working directory unless the caller chose a place
+    if "GT_CACHE_ROOT" not in os.environ:
+        import tempfile
+        os.environ["GT_CACHE_ROOT"] = tempfile.mkdtemp(prefix="gtscript-bench-gt4py-")
+    try:
+        import gt4py_kernels  # needs the optional gt4py
+    except ImportError as exc:
+        notes.append(f"gt4py is not importable ({exc}): GT4Py columns skipped")
+        return
+    backends = (gt4py_kernels.NUMPY if options.gt4py else ()) + (
+        gt4py_kernels.COMPILED if options.gt4py_compiled else ())
+    for backend in backends:
+        start = time.perf_counter()
+        try:
+            stencils = gt4py_kernels.load(backend, dtype, options.stencils)
+        # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
+        # setuptools exits (SystemExit "error: command ... failed")
+        except (Exception, SystemExit) as exc:
+            why = ("its C++ build failed (the compiler's messages are on stderr)"
+                   if isinstance(exc, SystemExit) else
+                   f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+            notes.append(f"GT4Py {backend} does not build here ({why}): column skipped")
+            continue
+        build_s[f"gt4py:{backend}"] = time.perf_counter() - start
+        impls[f"{GT4PY}{backend}]"] = {name: _gt4py_call(st) for name, st in stencils.items()}
+
+
+def _gt4py_call(stencil):
+    def call(arrays, scalars, halo):
+        ni, nj, nk = next(iter(arrays.values())).shape
+        stencil(**arrays, **scalars, origin=(halo, halo, 0),
+                domain=(ni - 2 * halo, nj - 2 * halo, nk), validate_args=False)
+    return call
 
 
 def _gtscript_call(stencil):
@@ -259,6 +306,12 @@ def _arguments(column, inputs, out_name, shape, dtype):
     if column.endswith(FORTRAN):
         return {**{k: np.asfortranarray(v) for k, v in inputs.items()},
                 out_name: np.zeros(shape, dtype, order="F")}
+    if column.startswith(GT4PY):
+        import gt4py_kernels
+
+        backend, halo = column[len(GT4PY):-1], max(definitions.HALO.values())
+        return {k: gt4py_kernels.as_storage(v, backend, halo)
+                for k, v in {**inputs, out_name: np.zeros(shape, dtype)}.items()}
     return {**inputs, out_name: np.zeros(shape, dtype)}
 
 
@@ -307,6 +360,14 @@ def _built_at(path):
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(os.path.getmtime(path)))
 
 
+def _gt4py_version():
+    try:
+        from importlib.metadata import version
+        return version("gt4py")
+    except Exception:  # not installed
+        return None
+
+
 def machine_info():
     model = platform.processor() or platform.machine()
     try:
@@ -322,6 +383,7 @@ def machine_info():
             "gtscript_version": getattr(gtscript, "__version__", None),
             "gtscript_core_built": _built_at(gtscript._core.__file__),
             "compiler": c_baselines.compiler_version(),
+            "gt4py_version": _gt4py_version(),
             "threads_env": {k: os.environ.get(k) for k in
                             ("GTSCRIPT_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS")}}
 

@@ -60,6 +60,10 @@ VARIABLES: tuple[Variable, ...] = (
              "cpu tiles as TIxTJ points (tuning, tests); never for stencils that must run as "
              "one tile", "TIxTJ with positive whole numbers, e.g. 32x8",
              lambda v: re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", v) is not None),
+    Variable("GTSCRIPT_COLUMN_BLOCKS", "chosen per call",
+             "C order column sweeps: 1 runs them in column blocks (a column-fastest scratch), "
+             "0 in bundles (measurements, tests); never changes what is computed", "0 or 1",
+             lambda v: v in ("0", "1")),
     Variable("GTSCRIPT_LLVM_BUDGET", "10",
              "seconds of LLVM optimisation per build before the rest of the kernel gets the "
              "cheaper pipeline", "a number of seconds >= 0", _budget),

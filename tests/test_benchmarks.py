@@ -18,6 +18,7 @@ sys.path.insert(0, BENCH)
 import suite  # noqa: E402
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+HAVE_GT4PY = importlib.util.find_spec("gt4py") is not None
 STENCILS = ["copy", "laplacian", "hdiff", "thomas", "advection"]
 
 
@@ -26,7 +27,7 @@ def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     cmd = [sys.executable, os.path.join(BENCH, "run.py"), "--sizes", "16x16x8", "--repeat", "1",
            "--dtypes", "float64", "float32", "--stream-mib", "4", "--overhead-calls", "2000",
-           "--json", str(out / "r.json"), "--plot", str(out / "r.png")]
+           "--no-gt4py", "--json", str(out / "r.json"), "--plot", str(out / "r.png")]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     with open(out / "r.json") as f:
@@ -127,3 +128,41 @@ def test_fortran_order_column(tmp_path):
         report = json.load(f)
     for r in report["results"]:  # verified against NumPy like every column, then timed
         assert r["timings"]["gtscript[cpu] F-order"]["ms"] > 0
+
+
+def test_gt4py_column_and_one_thread(tmp_path):
+    # GT4Py's numpy backend as a column (verified against NumPy like every column), and the
+    # thread count handed to every runtime
+    cmd = [sys.executable, os.path.join(BENCH, "run.py"), "--sizes", "12x10x6", "--repeat", "1",
+           "--stencils", "laplacian", "thomas", "--dtypes", "float32", "--no-numba", "--no-c",
+           "--overhead-calls", "0", "--threads", "1", "--fortran", "--json", str(tmp_path / "r.json")]
+    env = {**os.environ, "GT_CACHE_ROOT": str(tmp_path / "gt4py")}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "r.json") as f:
+        report = json.load(f)
+    assert report["machine"]["threads_env"]["GTSCRIPT_NUM_THREADS"] == "1"
+    assert report["machine"]["threads_env"]["OMP_NUM_THREADS"] == "1"
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| stencil"))
+    assert ("GT4Py numpy ms" in header) == HAVE_GT4PY
+    for r in report["results"]:
+        assert ("gt4py[numpy]" in r["timings"]) == HAVE_GT4PY
+        if HAVE_GT4PY:
+            assert r["timings"]["gt4py[numpy]"]["ms"] > 0
+            assert r["speedup_vs"]["gt4py[numpy]"] == pytest.approx(
+                r["timings"]["gt4py[numpy]"]["ms"] / r["timings"]["gtscript[cpu]"]["ms"])
+    assert not os.path.exists(os.path.join(os.getcwd(), ".gt_cache"))
+
+
+def test_gt4py_and_layout_targets():
+    import report
+
+    def case(stencil, vs_f, vs_gt4py):
+        return {"stencil": stencil, "size": "256x256x80", "dtype": "float32", "stream_fraction": None,
+                "speedup_vs": {"gtscript[cpu] F-order": vs_f, "gt4py[numpy]": 50.0,
+                               "gt4py[dace:cpu]": vs_gt4py}}
+
+    lines = report.targets({"results": [case("thomas", 0.8, 1.3), case("laplacian", 0.95, 1.1)]})
+    assert lines[0] == ("target vs GT4Py's best >= 1.2x (grids >= 256x256x80): 1/2 met; "
+                        "missed: laplacian 256x256x80 float32 1.10x")
+    assert lines[1].endswith("1/2 met; missed: thomas 256x256x80 float32 0.80")

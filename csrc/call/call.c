@@ -13,6 +13,9 @@
 #include "call/pool.h"
 #include "call/kbounds.h"
 
+#include "backend/cpu/blocks.h"
+#include "backend/cpu/jit.h"
+#include "call/machine.h"
 #include "call/plan.h"
 
 #define NO_IMPORT_ARRAY
@@ -724,14 +727,18 @@ bad:
 static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant) {
     static const char *layouts[] = {"C", "F", "generic"};
     const Stencil *st = m->st;
+    /* column groups in C order: blocks of this many columns (0: bundles) and why */
+    bool blocks = p && p->block_why && p->block_cols > 0 && variant.layout == LAYOUT_K_UNIT && !variant.shared;
     PyObject *temps = PyDict_New();
     if (temps == NULL) return NULL;
     for (int t = 0; t < st->ntemps && p; t++) {
         const Symbol *s = st->temps[t];
         if (!s->has_access) continue;
         uintptr_t at = (uintptr_t)p->ptrs[s->slot];
-        PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer",
-                                    cpu_bundle_buffer(st, s, p->layout) ? "bundle" : "tile",
+        const char *buffer = blocks && s->column_local && cpu_block_holds(st, s) ? "block"
+                             : cpu_bundle_buffer(st, s, p->layout) ? "bundle"
+                                                                   : "tile";
+        PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer", buffer,
                                     "aligned", at % 64 == 0 ? Py_True : Py_False);
         if (e == NULL || PyDict_SetItemString(temps, s->name, e) < 0) {
             Py_XDECREF(e);
@@ -740,10 +747,23 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         }
         Py_DECREF(e);
     }
-    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:N}", "layout", layouts[variant.layout],
+    bool chose = p && p->block_why && variant.layout == LAYOUT_K_UNIT && !variant.shared;
+    /* the machine facts the plan was derived from (sysfs; 0 where the OS does not say) */
+    PyObject *machine = Py_BuildValue("{s:L,s:L,s:L,s:O}", "l1d_bytes", (long long)cpu_cache_bytes(1),
+                                      "l2_bytes", (long long)cpu_cache_bytes(2), "l3_bytes",
+                                      (long long)cpu_cache_bytes(3), "vector_512",
+                                      jit_has_wide_vectors() ? Py_True : Py_False);
+    if (machine == NULL) {
+        Py_DECREF(temps);
+        return NULL;
+    }
+    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:N}", "layout", layouts[variant.layout],
                          "shared_memory", variant.shared ? Py_True : Py_False, "threads",
                          p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
-                         (long long)(p ? p->tj : 0), "temporaries", temps);
+                         (long long)(p ? p->tj : 0), "tile_why", p ? p->tile_why : "none",
+                         "l2_budget_bytes", (long long)(p ? p->budget : 0), "temporaries", temps,
+                         "column_blocks", (long long)(chose ? p->block_cols : 0), "column_blocks_why",
+                         chose ? p->block_why : "none", "machine", machine);
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,
@@ -817,7 +837,7 @@ static bool tiles_left(void *ctx) {
 static void run_tiles(void *ctx, int worker) {
     Job *job = ctx;
     const Plan *p = job->plan;
-    char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nslots;
+    char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nptrs;
     const int64_t *strides = p->strides + (size_t)worker * (size_t)p->nslots * GT_STRIDES;
     int64_t ntiles = p->nti * p->ntj;
     /* a tile is claimed only when it will run, so the tiles left after an interrupt are
@@ -907,7 +927,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         }
         for (int d = 0; d < s->ndata; d++) sv[3 + d] = PyArray_STRIDE(arr, field_naxes(s) + d) / item;
         for (int w = 0; w < plan->nthreads; w++) {
-            plan->ptrs[(size_t)w * (size_t)plan->nslots + (size_t)s->slot] = ptr;
+            plan->ptrs[(size_t)w * (size_t)plan->nptrs + (size_t)s->slot] = ptr;
             memcpy(plan->strides + ((size_t)w * (size_t)plan->nslots + (size_t)s->slot) * GT_STRIDES,
                    sv, sizeof sv);
         }

@@ -8,22 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/blocks.h"
 #include "backend/cpu/codegen.h"
+#include "call/machine.h"
 #include "call/pool.h"
 
 enum {
-    /* bytes of temporaries per thread we aim to keep within the L2 cache */
-    TEMP_BUDGET = 512 * 1024,
+    /* bytes of temporaries (or of a tile row's read window) per thread we aim to keep within
+     * the L2 cache: half of it, as the OS reports it, at most this (measured on 1 MiB and
+     * 2 MiB L2 parts: docs/performance.md) */
+    TEMP_BUDGET_MAX = 512 * 1024,
     /* below this many points a call runs on the calling thread alone */
     PARALLEL_MIN_POINTS = 1 << 15,
+    /* the most bytes of column-block scratch per thread (plan_blocks) */
+    BLOCK_SCRATCH_MAX = 64 << 20,
 };
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The L2 budget of a thread's tile: half the L2 the OS reports, capped (and the cap where
+ * the OS says nothing). */
+static int64_t temp_budget(void) {
+    int64_t l2 = cpu_cache_bytes(2);
+    return l2 > 0 && l2 / 2 < TEMP_BUDGET_MAX ? l2 / 2 : TEMP_BUDGET_MAX;
+}
 
 /* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
  * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
 static void choose_tiles(const Stencil *st, Plan *p) {
     const int64_t *n = p->domain;
+    const int64_t budget = temp_budget();
+    p->budget = budget;
+    p->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
     p->nthreads = n[0] * n[1] * n[2] >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
     if (st->extended_writes) {
         p->nthreads = 1;
@@ -39,10 +55,10 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
             /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
             p->ti = n[0] < 512 ? n[0] : 512;
-            p->tj = clamp64(TEMP_BUDGET / (column * p->ti), 2, n[1]);
+            p->tj = clamp64(budget / (column * p->ti), 2, n[1]);
         } else if (column > 0) {
             p->tj = n[1] < 32 ? n[1] : 32;
-            p->ti = clamp64(TEMP_BUDGET / (column * p->tj), 2, n[0]);
+            p->ti = clamp64(budget / (column * p->tj), 2, n[0]);
         } else if (p->layout == LAYOUT_I_UNIT) {
             /* no temporaries: tiles only spread the work, a few per thread, and never cut
              * the unit-stride axis (whole rows stream best) */
@@ -60,7 +76,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
                 int64_t rows = s->has_access ? s->access.hi[0] - s->access.lo[0] + 1 : 1;
                 window += rows * n[2] * dtype_size(s->dtype);
             }
-            p->tj = clamp64(TEMP_BUDGET / (window > 0 ? window : 1), 16, n[1]);
+            p->tj = clamp64(budget / (window > 0 ? window : 1), 16, n[1]);
             p->ti = clamp64((n[0] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[0]);
         }
     }
@@ -71,11 +87,56 @@ static void choose_tiles(const Stencil *st, Plan *p) {
     if (env && !st->extended_writes && sscanf(env, "%ldx%ld", &ti, &tj) == 2 && ti > 0 && tj > 0) {
         p->ti = clamp64(ti, 1, n[0]);
         p->tj = clamp64(tj, 1, n[1]);
+        p->tile_why = "env";
     }
     p->nti = (n[0] + p->ti - 1) / p->ti;
     p->ntj = (n[1] + p->tj - 1) / p->tj;
     if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);
     if (p->nthreads < 1) p->nthreads = 1;
+}
+
+/* The scratch of the column blocks, C order only. GTSCRIPT_COLUMN_BLOCKS=0 runs the column
+ * groups in bundles instead, =1 in blocks (for measurements and tests). */
+static bool plan_blocks(const Stencil *st, Plan *p) {
+    int nbuf = p->layout == LAYOUT_K_UNIT ? cpu_block_buffers(st) : 0;
+    if (nbuf == 0) return true;
+    p->nblock_buffers = nbuf;
+    /* Measured on an AMD EPYC (Zen 4) guest, one thread, 256x256x80, CPU ms, bundles ->
+     * blocks: tridiagonal float64 25.1 -> 23.9, float32 38.3 -> 11.6; advection float64
+     * 34.9 -> 31.2, float32 31.8 -> 26.0 (docs/performance.md). */
+    p->block_cols = GT_BLOCK_COLS;
+    p->block_why = "model";
+    const char *env = getenv("GTSCRIPT_COLUMN_BLOCKS");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
+        p->block_cols = env[0] == '1' ? GT_BLOCK_COLS : 0;
+        p->block_why = "env";
+    }
+    int64_t buf, head = 64 * ((8 * (1 + nbuf) + 63) / 64), total;
+    /* each buffer's levels padded to whole cache lines, so every level starts aligned; a
+     * scratch beyond BLOCK_SCRATCH_MAX per thread (a domain of very many levels: the scratch
+     * grows with them, not with the tile) is not worth its memory: bundles then */
+    bool fits = !__builtin_mul_overflow((int64_t)GT_BLOCK_COLS * 8, p->domain[2], &buf) &&
+                buf <= BLOCK_SCRATCH_MAX && !__builtin_mul_overflow((buf + 63) / 64 * 64, (int64_t)nbuf, &total) &&
+                total <= BLOCK_SCRATCH_MAX;
+    buf = fits ? (buf + 63) / 64 * 64 : 0;
+    if (!fits && p->block_cols > 0) {
+        p->block_cols = 0;
+        p->block_why = "model: scratch over 64 MiB";
+    }
+    total = head + (p->block_cols > 0 ? buf * nbuf : 0); /* bundles: the header only */
+    p->block_mem = calloc((size_t)p->nthreads, sizeof *p->block_mem);
+    if (p->block_mem == NULL) return false;
+    for (int w = 0; w < p->nthreads; w++) {
+        char *mem;
+        if (posix_memalign((void **)&mem, 64, (size_t)total) != 0) return false;
+        p->block_mem[w] = mem;
+        int64_t *hdr = (int64_t *)(void *)mem;
+        hdr[0] = p->block_cols;
+        for (int x = 0; x < nbuf; x++)
+            ((char **)(void *)mem)[1 + x] = p->block_cols > 0 ? mem + head + (int64_t)x * buf : NULL;
+        p->ptrs[(size_t)w * (size_t)p->nptrs + (size_t)p->nslots] = mem;
+    }
+    return true;
 }
 
 Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
@@ -85,9 +146,10 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
     p->layout = layout;
     choose_tiles(st, p);
     p->nslots = stencil_nslots(st);
+    p->nptrs = p->nslots + 1;
     p->ntemps = st->ntemps;
     size_t nt = (size_t)p->nthreads;
-    p->ptrs = calloc(nt * (size_t)(p->nslots + 1), sizeof *p->ptrs);
+    p->ptrs = calloc(nt * (size_t)p->nptrs, sizeof *p->ptrs);
     p->strides = calloc(nt * (size_t)(p->nslots + 1) * GT_STRIDES, sizeof *p->strides);
     p->temp_mem = calloc(nt * (size_t)(p->ntemps + 1), sizeof *p->temp_mem);
     if (!p->ptrs || !p->strides || !p->temp_mem) goto oom;
@@ -147,9 +209,10 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             char *mem;
             if (posix_memalign((void **)&mem, 64, (size_t)(bytes + pad) + 64) != 0) goto oom;
             p->temp_mem[w * (size_t)p->ntemps + (size_t)t] = mem;
-            p->ptrs[w * (size_t)p->nslots + (size_t)s->slot] = mem + pad + origin;
+            p->ptrs[w * (size_t)p->nptrs + (size_t)s->slot] = mem + pad + origin;
         }
     }
+    if (!plan_blocks(st, p)) goto oom;
     return p;
 oom:
     plan_free(p);
@@ -159,6 +222,9 @@ oom:
 
 void plan_free(Plan *p) {
     if (p == NULL) return;
+    if (p->block_mem)
+        for (int w = 0; w < p->nthreads; w++) free(p->block_mem[w]);
+    free(p->block_mem);
     if (p->temp_mem)
         for (size_t i = 0; i < (size_t)p->nthreads * (size_t)p->ntemps; i++) free(p->temp_mem[i]);
     free(p->temp_mem);

@@ -16,12 +16,21 @@ typedef struct Plan {
     CpuLayout layout;   /* temporaries are laid out like the kernel's layout class */
     int nthreads;
     int64_t ti, tj;     /* tile size */
+    int64_t budget;     /* the L2 bytes per thread the tiles were sized for */
+    const char *tile_why; /* "model" (from the cache sizes), "env", or why one tile */
     int64_t nti, ntj;   /* tiles along I and J */
     int nslots;
-    char **ptrs;        /* nthreads x nslots: per-thread pointer tables */
+    int nptrs;          /* entries per thread of ptrs: the slots, then the block header */
+    char **ptrs;        /* nthreads x nptrs: per-thread pointer tables */
     int64_t *strides;   /* nthreads x nslots x GT_STRIDES */
     char **temp_mem;    /* nthreads x ntemps: buffers of the temporaries */
     int ntemps;
+    /* column blocks (backend/cpu/blocks.h), C order: per thread a header {block_cols,
+     * buffer pointers...} and the scratch buffers, at ptrs[w * nptrs + nslots] */
+    int64_t block_cols;    /* columns per block; 0: the column groups run in bundles */
+    int nblock_buffers;
+    char **block_mem;      /* nthreads */
+    const char *block_why; /* "model", "env" or "measured" */
 } Plan;
 
 /* NULL (with a Python MemoryError set) when out of memory. */

@@ -57,7 +57,19 @@ typedef struct CG {
     Carry *carry;                    /* values carried by the sweep being emitted */
     int ncarry;
     CpuLayout layout;
-    bool shared; /* argument arrays may share memory: only temporaries are noalias */
+    bool shared;
+    /* Column blocks (blocks.c, columns.c): the parts take the scratch header and `nblk`
+     * noalias scratch buffers after their usual parameters; blk_on is the block width the
+     * plan chose (0: bundles, else GT_BLOCK_COLS), loaded in each part's prologue, blk_cols
+     * the constant GT_BLOCK_COLS. While a block's sweeps are emitted, views[x] (x < nviews)
+     * says which accesses go to scratch buffer blkbuf[x] (blocks.h) and col is the column's
+     * index in the block. */
+    int nblk;
+    LLVMValueRef blk_on, blk_cols;
+    LLVMValueRef *blkbuf;
+    const struct BlockSym *views;
+    int nviews;
+    LLVMValueRef col; /* argument arrays may share memory: only temporaries are noalias */
     char *err;
     size_t errlen;
 } CG;
@@ -85,6 +97,11 @@ LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMVa
 
 /* An expression, or a statement list, at the current point (g->i, g->j, g->k). */
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e);
+/* The address of symbol s at the current point (in place, or its block scratch). */
+LLVMValueRef cg_point_address(CG *g, const Symbol *s);
+LLVMTypeRef cg_mem_type(CG *g, DType t);
+/* The element stride of symbol s along axis (0 I, 1 J, 2 K) in the current part. */
+LLVMValueRef cg_slot_stride(CG *g, const Symbol *s, int axis);
 void cg_emit_point(CG *g, const Stmt *s);
 void cg_emit_point_list(CG *g, const StmtList *l);
 

@@ -6,6 +6,7 @@
  * (no fast-math; Python's floor-division and modulo rules).
  */
 #include "backend/cpu/codegen.h"
+#include "backend/cpu/blocks.h"
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/merge.h"
@@ -30,6 +31,7 @@ LLVMTypeRef cg_type(CG *g, DType t) {
 
 /* The in-memory type: NumPy stores bools as bytes. */
 static LLVMTypeRef mem_ty(CG *g, DType t) { return t == DT_BOOL ? g->i8 : cg_type(g, t); }
+LLVMTypeRef cg_mem_type(CG *g, DType t) { return mem_ty(g, t); }
 
 LLVMValueRef cg_c64(CG *g, long long v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
@@ -72,6 +74,13 @@ static LLVMValueRef (*slot_strides(CG *g, int slot))[GT_STRIDES];
 static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueRef kidx, int ndi,
                             const int *didx) {
     LLVMBuilderRef b = g->b;
+    for (int x = 0; x < g->nviews; x++) { /* a block's scratch: (col, k) at col + k * cols */
+        const BlockSym *v = &g->views[x];
+        if (v->sym != s || v->di != off[0] || v->dj != off[1]) continue;
+        LLVMValueRef k = kidx ? kidx : LLVMBuildNSWAdd(b, g->k, cg_c64(g, off[2]), "");
+        LLVMValueRef idx = LLVMBuildNSWAdd(b, g->col, LLVMBuildNSWMul(b, k, g->blk_cols, ""), "");
+        return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->blkbuf[x], &idx, 1, "");
+    }
     LLVMValueRef (*st)[GT_STRIDES] = slot_strides(g, s->slot);
     LLVMValueRef i = g->i, j = g->j;
     if (cpu_bundle_buffer(g->st, s, g->layout)) { /* a bundle's buffer: indexed by lane */
@@ -92,6 +101,13 @@ static LLVMValueRef address(CG *g, const Symbol *s, const int off[3], LLVMValueR
         if (didx[d]) shift = LLVMBuildNSWAdd(b, shift, LLVMBuildNSWMul(b, cg_c64(g, didx[d]), (*st)[3 + d], ""), "");
     LLVMValueRef total = LLVMBuildNSWAdd(b, point, shift, "");
     return LLVMBuildInBoundsGEP2(b, mem_ty(g, s->dtype), g->base[s->slot], &total, 1, "");
+}
+
+LLVMValueRef cg_slot_stride(CG *g, const Symbol *s, int axis) { return (*slot_strides(g, s->slot))[axis]; }
+
+LLVMValueRef cg_point_address(CG *g, const Symbol *s) {
+    static const int zero[3] = {0, 0, 0};
+    return address(g, s, zero, NULL, 0, NULL);
 }
 
 static LLVMValueRef load_mem(CG *g, DType t, LLVMValueRef addr) {
@@ -773,10 +789,11 @@ static bool begin_part(CG *g) {
         g->parts = p;
         g->partcap = cap;
     }
-    LLVMTypeRef *bparams = malloc(sizeof(LLVMTypeRef) * (size_t)(nslots + 4));
+    int nparams = nslots + 4 + (g->nblk ? 1 + g->nblk : 0);
+    LLVMTypeRef *bparams = malloc(sizeof(LLVMTypeRef) * (size_t)nparams);
     if (bparams == NULL) return false;
-    for (int i = 0; i < nslots + 4; i++) bparams[i] = g->ptr;
-    g->fn = LLVMAddFunction(g->mod, "gt_part", LLVMFunctionType(g->vd, bparams, (unsigned)nslots + 4, 0));
+    for (int i = 0; i < nparams; i++) bparams[i] = g->ptr;
+    g->fn = LLVMAddFunction(g->mod, "gt_part", LLVMFunctionType(g->vd, bparams, (unsigned)nparams, 0));
     free(bparams);
     g->parts[g->nparts++] = g->fn;
     LLVMSetLinkage(g->fn, LLVMInternalLinkage);
@@ -786,6 +803,9 @@ static bool begin_part(CG *g) {
         add_attr(g, g->fn, (unsigned)nslots + p, "noalias");
         if (!(p == 3 && g->st->has_checked_k)) add_attr(g, g->fn, (unsigned)nslots + p, "readonly");
     }
+    /* the block scratch header (read only) and its buffers: disjoint allocations */
+    for (int p = nslots + 4; p < nparams; p++) add_attr(g, g->fn, (unsigned)p + 1, "noalias");
+    if (g->nblk) add_attr(g, g->fn, (unsigned)nslots + 5, "readonly");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
     /* parts stay functions of their own even under a pipeline that inlines */
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "noinline");
@@ -800,6 +820,11 @@ static bool begin_part(CG *g) {
     LLVMPositionBuilderAtEnd(g->b, LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry"));
     emit_prologue(g, LLVMGetParam(g->fn, (unsigned)nslots), LLVMGetParam(g->fn, (unsigned)nslots + 1),
                   LLVMGetParam(g->fn, (unsigned)nslots + 2), LLVMGetParam(g->fn, (unsigned)nslots + 3));
+    if (g->nblk) {
+        g->blk_on = load_i64(g, g->pb, LLVMGetParam(g->fn, (unsigned)nslots + 4), 0, "block_cols");
+        g->blk_cols = cg_c64(g, GT_BLOCK_COLS);
+        for (int x = 0; x < g->nblk; x++) g->blkbuf[x] = LLVMGetParam(g->fn, (unsigned)(nslots + 5 + x));
+    }
     g->nests = 0;
     return true;
 }
@@ -847,9 +872,20 @@ static void emit_kernel(CG *g, int nslots) {
         g->args[s] = LLVMBuildLoad2(g->b, g->ptr, p, "base");
     }
     for (int p = 1; p < 5; p++) g->args[nslots + p - 1] = LLVMGetParam(kernel, (unsigned)p);
+    int nargs = nslots + 4;
+    if (g->nblk) { /* ptrs[nslots]: the block header {cols, buffer 0, buffer 1, ...} (plan.c) */
+        LLVMValueRef idx = cg_c64(g, nslots);
+        LLVMValueRef hp = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(kernel, 0), &idx, 1, "");
+        LLVMValueRef hdr = LLVMBuildLoad2(g->b, g->ptr, hp, "block_header");
+        g->args[nargs++] = hdr;
+        for (int x = 0; x < g->nblk; x++) {
+            LLVMValueRef bi = cg_c64(g, 1 + x);
+            g->args[nargs++] = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildInBoundsGEP2(g->b, g->ptr, hdr, &bi, 1, ""), "block_buffer");
+        }
+    }
     for (int i = 0; i < g->nparts; i++)
         LLVMBuildCall2(g->b, LLVMGlobalGetValueType(g->parts[i]), g->parts[i], g->args,
-                       (unsigned)nslots + 4, "");
+                       (unsigned)nargs, "");
     LLVMBuildRetVoid(g->b);
 }
 
@@ -869,11 +905,15 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.ptr = LLVMPointerTypeInContext(ctx, 0);
     g.vd = LLVMVoidTypeInContext(ctx);
     int nslots = stencil_nslots(st);
+    /* column blocks in C order, where no two arrays share memory (the scratch copies would
+     * hide one's writes from the other) */
+    g.nblk = variant.layout == LAYOUT_K_UNIT && !variant.shared ? cpu_block_buffers(st) : 0;
+    g.blkbuf = calloc((size_t)g.nblk + 1, sizeof *g.blkbuf);
     g.base = calloc((size_t)nslots + 1, sizeof *g.base);
     g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);
     g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
-    g.args = calloc((size_t)nslots + 4, sizeof *g.args);
-    if (!g.base || !g.stride || !g.scalar || !g.args || !begin_part(&g)) goto oom;
+    g.args = calloc((size_t)nslots + 5 + (size_t)g.nblk, sizeof *g.args);
+    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !begin_part(&g)) goto oom;
     emit_computations(&g);
     LLVMBuildRetVoid(g.b);
     if (g.oom) goto oom;
@@ -891,5 +931,6 @@ done:
     free(g.scalar);
     free(g.args);
     free(g.parts);
+    free(g.blkbuf);
     return g.mod;
 }

@@ -1,0 +1,269 @@
+/*
+ * Which column groups run as column blocks (see blocks.h and columns.c).
+ *
+ * In C order a column's levels are contiguous and a level's values across columns are
+ * nk elements apart, so the bundled sweep of columns.c is scalar: a few interleaved
+ * chains per core. A block copies the fields the group reads into a scratch buffer in
+ * which one level of the block's columns is contiguous, then sweeps level by level with
+ * the columns innermost (a vector loop, as the Fortran-order kernel does), and copies the
+ * fields it wrote back. The copies are exact, so the results are bit for bit those of the
+ * bundles.
+ *
+ * The scratch holds the domain's levels [0, nk) only, so a symbol lives there when every
+ * access the group makes to it is at a constant K offset that, over its interval's constant
+ * bounds, stays in [0, nk) whatever nk is, and writes are at the point itself. A symbol the
+ * group only reads may be read at horizontal offsets: one buffer per offset, each copied from
+ * the shifted columns (the group reads those points anyway: its statements run on the
+ * domain). A symbol the group writes is read at its own column only (the schedule's
+ * condition for a column group); it is copied in unless every level of every column is
+ * written unconditionally before anything could read the old value (written_before_read),
+ * and copied back. Anything else
+ * stays in place, addressed as in the bundles. A column-local temporary that does not
+ * qualify keeps the group on its bundles, whose temporary buffers are per lane.
+ */
+#include "backend/cpu/blocks.h"
+
+#include <stdlib.h>
+
+enum { MAX_SCAN = 2 * GT_MAX_BLOCK_SYMS };
+
+typedef struct Seen {
+    const Symbol *sym;
+    bool bad;     /* accessed in a way the scratch cannot hold */
+    bool read, written;
+    int nviews;   /* distinct horizontal offsets read (and (0, 0) when written) */
+    int view[GT_MAX_BLOCK_SYMS][2];
+} Seen;
+
+typedef struct Scan {
+    const Interval *in;
+    Seen *seen;
+    int n;
+    bool overflow;
+} Scan;
+
+static Seen *find(Scan *S, const Symbol *s) {
+    for (int i = 0; i < S->n; i++)
+        if (S->seen[i].sym == s) return &S->seen[i];
+    if (S->n == MAX_SCAN) {
+        S->overflow = true;
+        return NULL;
+    }
+    S->seen[S->n] = (Seen){.sym = s};
+    return &S->seen[S->n++];
+}
+
+static void add_view(Seen *v, int di, int dj) {
+    for (int i = 0; i < v->nviews; i++)
+        if (v->view[i][0] == di && v->view[i][1] == dj) return;
+    if (v->nviews == GT_MAX_BLOCK_SYMS) {
+        v->bad = true;
+        return;
+    }
+    v->view[v->nviews][0] = di;
+    v->view[v->nviews][1] = dj;
+    v->nviews++;
+}
+
+/* IJK fields and temporaries without data dimensions have a place the copies address. */
+static bool holdable(const Symbol *s) {
+    return (s->kind == SYM_FIELD || s->kind == SYM_TEMP) && s->axes == AX_IJK && s->ndata == 0;
+}
+
+/* A K offset read over the interval stays in [0, nk) for every nk. */
+static bool inside(const Interval *in, int off) {
+    if (off == 0) return true;
+    if (in->start.sym || in->end.sym) return false;
+    if (off < 0) return in->start.level == 0 && in->start.offset + off >= 0;
+    return in->end.level == 1 && in->end.offset + off <= 0;
+}
+
+static void visit_read(void *ctx, Expr *e) {
+    Scan *S = ctx;
+    const Symbol *s = e->field.sym;
+    if (s->kind != SYM_FIELD && s->kind != SYM_TEMP) return;
+    Seen *v = find(S, s);
+    if (v == NULL) return;
+    v->read = true;
+    if (!holdable(s) || e->field.kexpr || e->field.kabs || e->field.ndi || !inside(S->in, e->field.off[2]))
+        v->bad = true;
+    else
+        add_view(v, e->field.off[0], e->field.off[1]);
+}
+
+static void scan_list(Scan *S, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        if (s->guard) expr_visit_fields(s->guard, visit_read, S);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, visit_read, S);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_read, S);
+            Seen *v = find(S, s->assign.target);
+            if (v == NULL) continue;
+            v->written = true;
+            if (!holdable(s->assign.target) || s->assign.koff || s->assign.kexpr || s->assign.ndi)
+                v->bad = true;
+            else
+                add_view(v, 0, 0);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, visit_read, S);
+            scan_list(S, &s->while_.body);
+        }
+    }
+}
+
+static int cmp_bound(const AxisBound *a, const AxisBound *b) {
+    return a->level != b->level ? a->level - b->level : a->offset - b->offset;
+}
+
+/* Computation c writes `s` unconditionally at its own point at every level of the domain:
+ * the intervals with a top-level unguarded write of s chain from level 0 to nk. */
+static bool covers(const Computation *c, const Symbol *s) {
+    const Interval *ins[64];
+    int n = 0;
+    for (int iv = 0; iv < c->nintervals && n < 64; iv++) {
+        const Interval *in = &c->intervals[iv];
+        if (in->start.sym || in->end.sym) continue;
+        for (int i = 0; i < in->body.n; i++) {
+            const Stmt *st = in->body.items[i];
+            if (st->kind == S_ASSIGN && st->assign.target == s && !st->guard && !st->assign.koff &&
+                !st->assign.kexpr && !st->assign.ndi) {
+                ins[n++] = in;
+                break;
+            }
+        }
+    }
+    /* sort by start (a handful: insertion sort) */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cmp_bound(&ins[j]->start, &ins[j - 1]->start) < 0; j--) {
+            const Interval *t = ins[j];
+            ins[j] = ins[j - 1];
+            ins[j - 1] = t;
+        }
+    AxisBound at = {.level = 0, .offset = 0};
+    for (int i = 0; i < n; i++) {
+        if (cmp_bound(&ins[i]->start, &at) != 0) return false;
+        at = ins[i]->end;
+    }
+    return n > 0 && at.level == 1 && at.offset == 0;
+}
+
+/* Reads of one symbol in a statement list: any, and whether all are at a K offset of `sign`
+ * (-1: levels below, 1: above). */
+typedef struct ReadScan {
+    const Symbol *sym;
+    int sign;
+    bool any, all_signed;
+} ReadScan;
+
+static void visit_sym_read(void *ctx, Expr *e) {
+    ReadScan *R = ctx;
+    if (e->field.sym != R->sym) return;
+    R->any = true;
+    if (e->field.off[2] * R->sign <= 0 || e->field.kexpr) R->all_signed = false;
+}
+
+static void scan_sym_reads(ReadScan *R, const StmtList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Stmt *s = l->items[i];
+        if (s->guard) expr_visit_fields(s->guard, visit_sym_read, R);
+        if (s->kind == S_ASSIGN) {
+            expr_visit_fields(s->assign.value, visit_sym_read, R);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_sym_read, R);
+        } else if (s->kind == S_WHILE) {
+            expr_visit_fields(s->while_.cond, visit_sym_read, R);
+            scan_sym_reads(R, &s->while_.body);
+        }
+    }
+}
+
+static ReadScan reads_in(const Computation *c, const Symbol *s, int sign) {
+    ReadScan R = {.sym = s, .sign = sign, .all_signed = true};
+    for (int iv = 0; iv < c->nintervals; iv++) scan_sym_reads(&R, &c->intervals[iv].body);
+    return R;
+}
+
+/* No value of `s` from before the group is ever read: a computation of the group writes it at
+ * every level of every column unconditionally, nothing before that computation reads it, and
+ * that computation (a sweep) reads it only at levels its sweep has written already (below in
+ * FORWARD, above in BACKWARD). Then the scratch needs no copy in (a tridiagonal solve's
+ * solution). */
+static bool written_before_read(const Computation *first, int n, const Symbol *s) {
+    for (int c = 0; c < n; c++) {
+        int sign = first[c].policy == POLICY_FORWARD ? -1 : first[c].policy == POLICY_BACKWARD ? 1 : 0;
+        if (covers(&first[c], s)) {
+            ReadScan R = reads_in(&first[c], s, sign == 0 ? 1 : sign);
+            return !R.any || (sign != 0 && R.all_signed);
+        }
+        if (reads_in(&first[c], s, 1).any) return false;
+    }
+    return false;
+}
+
+int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out) {
+    (void)st;
+    Seen *seen = malloc(sizeof *seen * MAX_SCAN);
+    if (seen == NULL) return -1; /* the group keeps its bundles */
+    Scan S = {.seen = seen};
+    for (int c = 0; c < n; c++)
+        for (int iv = 0; iv < first[c].nintervals; iv++) {
+            S.in = &first[c].intervals[iv];
+            scan_list(&S, &S.in->body);
+        }
+    int kept = 0;
+    for (int i = 0; i < S.n && !S.overflow && kept >= 0; i++) {
+        const Seen *v = &seen[i];
+        const Symbol *s = v->sym;
+        if (s->kind == SYM_TEMP && s->column_local) {
+            if (v->bad || v->nviews != 1 || kept == GT_MAX_BLOCK_SYMS) kept = -1;
+            else out[kept++] = (BlockSym){.sym = s};
+            continue;
+        }
+        /* in place: not holdable, or written and read at another column */
+        if (v->bad || (v->written && v->nviews != 1)) continue;
+        bool covered = v->written && written_before_read(first, n, s);
+        for (int x = 0; x < v->nviews && kept >= 0; x++) {
+            if (kept == GT_MAX_BLOCK_SYMS) {
+                kept = -1;
+                break;
+            }
+            out[kept++] = (BlockSym){.sym = s, .di = v->view[x][0], .dj = v->view[x][1],
+                                     .copy_in = !covered, .copy_out = v->written};
+        }
+    }
+    if (S.overflow) kept = -1;
+    free(seen);
+    return kept;
+}
+
+/* Over the column groups: the most block buffers of one, and whether `t` is held. */
+static int scan_groups(const Stencil *st, const Symbol *t, bool *holds) {
+    if (st->column_lanes <= 0) return 0;
+    int most = 0;
+    BlockSym syms[GT_MAX_BLOCK_SYMS];
+    for (int c = 0; c < st->ncomps;) {
+        if (!st->comps[c].columnwise) {
+            c++;
+            continue;
+        }
+        int n = 1;
+        while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
+        int k = cpu_block_group(st, &st->comps[c], n, syms);
+        if (k > most) most = k;
+        for (int x = 0; x < k; x++)
+            if (syms[x].sym == t) *holds = true;
+        c += n;
+    }
+    return most;
+}
+
+int cpu_block_buffers(const Stencil *st) {
+    bool unused = false;
+    return scan_groups(st, NULL, &unused);
+}
+
+bool cpu_block_holds(const Stencil *st, const Symbol *t) {
+    bool holds = false;
+    scan_groups(st, t, &holds);
+    return holds;
+}
