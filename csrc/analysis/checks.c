@@ -110,6 +110,7 @@ static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
             check_stmts(st, c, &s->if_.els);
             break;
         case S_WHILE:
+            st->has_while = true;
             expr_visit_fields(s->while_.cond, check_access, &ctx);
             check_stmts(st, c, &s->while_.body);
             break;

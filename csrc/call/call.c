@@ -778,12 +778,17 @@ typedef struct Job {
     const int64_t *domain;
     const char *scalars;
     int64_t next_tile;
-    unsigned long sigint_mark; /* interrupt.h: stop taking tiles after a Ctrl-C */
+    /* interrupt.h: watch.mark is where the SIGINT counter stood; tiles stop being taken when
+     * it moves, while loops stop when watch.counter moves (codegen.h) */
+    GtLoopWatch watch;
 } Job;
 
-static bool tiles_left(void *ctx) {
+static RunState tiles_left(void *ctx) {
     const Job *job = ctx;
-    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj;
+    if (__atomic_load_n(&job->watch.stopped, __ATOMIC_RELAXED)) return RUN_BROKEN;
+    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj
+               ? RUN_RESUME
+               : RUN_DONE;
 }
 
 static void run_tiles(void *ctx, int worker) {
@@ -794,7 +799,7 @@ static void run_tiles(void *ctx, int worker) {
     int64_t ntiles = p->nti * p->ntj;
     /* a tile is claimed only when it will run, so the tiles left after an interrupt are
      * exactly those from next_tile on */
-    while (!interrupt_since(job->sigint_mark)) {
+    while (!interrupt_since(job->watch.mark)) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
@@ -852,8 +857,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) goto done;
     /* the scalars (an unused parameter's slot is never read), then the flag of checked K
-     * reads (the line of one that left the domain) */
-    char scalars[8 * 257];
+     * reads (the line of one that left the domain), then the while loops' watch */
+    /* at most 256 scalars (bind_all refuses more parameters), the K flag, the loop watch */
+    char scalars[8 * (256 + 2)];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
@@ -884,20 +890,24 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0, 0};
+    Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
+    GtLoopWatch *watch = &job.watch;
+    memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
     PyObject *saved[256] = {NULL};
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         goto done;
     }
     double t1 = call_now();
-    /* A single tile cannot be stopped part-way: it runs without the SIGINT watch (a Ctrl-C
-     * is then seen by Python right after the call, as for any C function). */
-    if (plan->nti * plan->ntj <= 1) {
-        job.sigint_mark = interrupt_mark();
+    /* A single tile without while loops always ends: it runs without the SIGINT watch (a
+     * Ctrl-C is then seen by Python right after the call, as for any C function). */
+    if (plan->nti * plan->ntj <= 1 && !st->has_while) {
+        job.watch.mark = interrupt_mark();
+        job.watch.counter = &job.watch.mark; /* (no loops to watch) */
         Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
         Py_END_ALLOW_THREADS
-    } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
+    } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.watch.mark, &job.watch.counter,
+                              tiles_left)) {
         call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;
