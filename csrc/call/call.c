@@ -399,6 +399,20 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
     return true;
 }
 
+/* Every size the call derives from the domain (tiles, their count, buffers: plan.c) is at
+ * most its number of points, so that number must fit in int64; arrays bound it when the
+ * call is validated, but arrays with zero strides (np.broadcast_to) can be long, and
+ * validate_args=False trusts the domain. */
+static bool domain_countable(const int64_t *n) {
+    int64_t points;
+    if (__builtin_mul_overflow(n[0], n[1], &points) || __builtin_mul_overflow(points, n[2], &points)) {
+        PyErr_Format(PyExc_ValueError, "domain (%lld, %lld, %lld) has more than 2**63 - 1 points",
+                     (long long)n[0], (long long)n[1], (long long)n[2]);
+        return false;
+    }
+    return true;
+}
+
 /* Sets *out = a + b + c; false (with a ValueError) on overflow. */
 static bool add3(int64_t a, int64_t b, int64_t c, int64_t *out, const Symbol *s) {
     if (__builtin_add_overflow(a, b, out) || __builtin_add_overflow(*out, c, out)) {
@@ -455,22 +469,6 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
         }
     }
     return true;
-}
-
-/* Byte range [lo, hi) spanned by an array. */
-static void byte_span(PyArrayObject *a, char **lo, char **hi) {
-    char *p = PyArray_BYTES(a), *l = p, *h = p + PyArray_ITEMSIZE(a);
-    for (int d = 0; d < PyArray_NDIM(a); d++) {
-        npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
-        if (PyArray_DIM(a, d) == 0) {
-            *lo = *hi = p;
-            return;
-        }
-        if (ext < 0) l += ext;
-        else h += ext;
-    }
-    *lo = l;
-    *hi = h;
 }
 
 /* Whether fields s (array a, origin oa) and t (array b, origin ob) put every point (i, j, k)
@@ -551,8 +549,12 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
 static void note_shared_memory(const Stencil *st, Bound *b) {
     b->shared = false;
     for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_FIELD && bound_present(b, i))
-            byte_span((PyArrayObject *)b->value[i], &b->span_lo[i], &b->span_hi[i]);
+        if (st->params[i]->kind == SYM_FIELD && bound_present(b, i) &&
+            !array_byte_span(b->value[i], &b->span_lo[i], &b->span_hi[i])) {
+            /* unaddressable (validation refuses it): assume it meets everything */
+            b->span_lo[i] = (char *)0;
+            b->span_hi[i] = (char *)UINTPTR_MAX;
+        }
     for (int i = 0; i < st->nparams && !b->shared; i++) {
         if (st->params[i]->kind != SYM_FIELD || !st->params[i]->written) continue;
         for (int j = 0; j < st->nparams && !b->shared; j++)
@@ -590,7 +592,8 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         if (!check_field(s, arr, b->validate)) return false;
     }
     if (!resolve_origins(st, origin, b, has_own, (const int64_t(*)[3])own_origin) ||
-        !resolve_domain(st, domain, b) || !ibounds_check(st, b->value, b->domain, b->kvals))
+        !resolve_domain(st, domain, b) || !domain_countable(b->domain) ||
+        !ibounds_check(st, b->value, b->domain, b->kvals))
         return false;
     if (b->domain[2] < st->min_k_levels) {
         PyErr_Format(PyExc_ValueError,
@@ -615,6 +618,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        if (!array_within_memory(s, b->value[i])) return false;
         if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain)) return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
             PyErr_Format(PyExc_ValueError, "argument '%s' is written by the stencil but is read-only",
