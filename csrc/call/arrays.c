@@ -191,9 +191,9 @@ bool array_byte_span(PyObject *o, char **lo, char **hi) {
             return false;
     }
     /* the addresses themselves must not wrap around either */
-    uintptr_t p = (uintptr_t)PyArray_BYTES(a);
-    if (p < (uintptr_t)-down || UINTPTR_MAX - p < (uintptr_t)up) return false;
-    *lo = (char *)(p - (uintptr_t)-down);
+    uintptr_t p = (uintptr_t)PyArray_BYTES(a), below = (uintptr_t)0 - (uintptr_t)down; /* -down, INT64_MIN too */
+    if (p < below || UINTPTR_MAX - p < (uintptr_t)up) return false;
+    *lo = (char *)(p - below);
     *hi = (char *)(p + (uintptr_t)up);
     return true;
 }
