@@ -223,7 +223,23 @@ def test_scalars_past_64_bits(fields, backend):
     st = build(backend, levels)
     src, dst = arrays(fields)
     for n in (2**63, -(2**63) - 1, 2**100):
-        refused(fields, st, (src, dst), (TypeError, ValueError), "'n'", n=n)
+        refused(fields, st, (src, dst), ValueError, f"'n' \\({n}\\) does not fit in int64", n=n)
+
+
+def add32(a: Field[np.float64], b: Field[np.float64], s: np.int32):
+    with computation(PARALLEL), interval(...):
+        b = a + s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("s", [2**31, -(2**31) - 1, 2**63, 2**64])
+def test_out_of_range_int32_scalars_are_value_errors(fields, backend, s):
+    # docs/calling.md: call errors are TypeError or ValueError (this was an OverflowError)
+    st = build(backend, add32)
+    a, b = arrays(fields)
+    refused(fields, st, (a, b), ValueError, rf"argument 's' \({s}\) does not fit in int(32|64)", s=s)
+    st(a, b, s=2**31 - 1)
+    np.testing.assert_array_equal(b, a + (2**31 - 1))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

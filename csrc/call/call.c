@@ -663,11 +663,19 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
     }
     PyObject *idx = PyNumber_Index(o);
     if (idx == NULL) goto bad;
-    long long v = PyLong_AsLongLong(idx);
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    if (overflow) {
+        /* a ValueError, as every call error is a TypeError or ValueError (docs/calling.md) */
+        PyErr_Format(PyExc_ValueError, "argument '%s' (%S) does not fit in %s", s->name, idx,
+                     dtype_name(s->dtype));
+        Py_DECREF(idx);
+        return false;
+    }
     Py_DECREF(idx);
     if (v == -1 && PyErr_Occurred()) goto bad;
     if (!dtype_int_fits(s->dtype, v)) {
-        PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in %s", s->name, v,
+        PyErr_Format(PyExc_ValueError, "argument '%s' (%lld) does not fit in %s", s->name, v,
                      dtype_name(s->dtype));
         return false;
     }
