@@ -95,6 +95,10 @@ def resolve_dtype(spec: Any) -> str:
     return name
 
 
+#: Most components a field's data dimensions may have at a point (their sizes' product).
+MAX_DATA_COMPONENTS = 2**31 - 1
+
+
 def _dtype_and_data_dims(spec: Any) -> tuple[str, tuple[int, ...]]:
     """Split ``dtype`` or ``(dtype, (n, ...))`` (or a sub-array ``np.dtype``) into both parts."""
     if isinstance(spec, np.dtype) and spec.subdtype is not None:
@@ -112,6 +116,12 @@ def _dtype_and_data_dims(spec: Any) -> tuple[str, tuple[int, ...]]:
         if not (isinstance(shape, tuple) and shape and all(is_size(n) and n > 0 for n in shape)):
             raise GTScriptDefinitionError(
                 f"invalid data dimensions {spec[1]!r}: expected a tuple of positive ints"
+            )
+        # the core counts components in 32-bit integers: a larger size would be truncated
+        if int(np.prod([int(n) for n in shape], dtype=object)) > MAX_DATA_COMPONENTS:
+            raise GTScriptDefinitionError(
+                f"invalid data dimensions {spec[1]!r}: at most {MAX_DATA_COMPONENTS} components "
+                f"(2**31 - 1) per point"
             )
         return resolve_dtype(base), tuple(int(n) for n in shape)
     return resolve_dtype(spec), ()

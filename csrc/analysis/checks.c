@@ -95,6 +95,13 @@ static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
                 diag_error(st, DIAG_SEMANTIC, s->line, s->col,
                            "'%s' has %d data dimension%s: write one element, e.g. %s[0, 0, 0][0]",
                            t->name, t->ndata, t->ndata == 1 ? "" : "s", t->name);
+            /* A write's data index is a build-time constant: out of range it would store
+             * past the field's last component (into the next point's, or past the array). */
+            for (int d = 0; d < s->assign.ndi && d < t->ndata; d++)
+                if (s->assign.data_index[d] < 0 || s->assign.data_index[d] >= t->data_dims[d])
+                    diag_error(st, DIAG_SEMANTIC, s->line, s->col,
+                               "data index %d of '%s' is out of range: dimension %d has size %d",
+                               s->assign.data_index[d], t->name, d, t->data_dims[d]);
             break;
         }
         case S_IF:
@@ -103,6 +110,7 @@ static void check_stmts(Stencil *st, const Computation *c, StmtList *l) {
             check_stmts(st, c, &s->if_.els);
             break;
         case S_WHILE:
+            st->has_while = true;
             expr_visit_fields(s->while_.cond, check_access, &ctx);
             check_stmts(st, c, &s->while_.body);
             break;

@@ -175,6 +175,92 @@ bad:
     return false;
 }
 
+bool array_byte_span(PyObject *o, char **lo, char **hi) {
+    PyArrayObject *a = (PyArrayObject *)o;
+    int64_t down = 0, up = PyArray_ITEMSIZE(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++)
+        if (PyArray_DIM(a, d) == 0) {
+            *lo = *hi = PyArray_BYTES(a);
+            return true;
+        }
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        int64_t ext;
+        if (__builtin_mul_overflow((int64_t)PyArray_DIM(a, d) - 1, (int64_t)PyArray_STRIDE(a, d), &ext))
+            return false;
+        if (ext < 0 ? __builtin_add_overflow(down, ext, &down) : __builtin_add_overflow(up, ext, &up))
+            return false;
+    }
+    /* the addresses themselves must not wrap around either */
+    uintptr_t p = (uintptr_t)PyArray_BYTES(a), below = (uintptr_t)0 - (uintptr_t)down; /* -down, INT64_MIN too */
+    if (p < below || UINTPTR_MAX - p < (uintptr_t)up) return false;
+    *lo = (char *)(p - below);
+    *hi = (char *)(p + (uintptr_t)up);
+    return true;
+}
+
+/* The memory that array `a` views, where it can be known: [*lo, *hi) set and true; false
+ * (no exception) where it cannot (memory from C without an owner object). Follows the chain
+ * of bases to the array that owns the data (its own span is its allocation), a
+ * buffer-protocol object (bytes, bytearray, mmap: its length), or the ndarray that an
+ * object in the chain keeps as `base` (NumPy's as_strided keeps the array it views so). */
+static bool viewed_memory(PyArrayObject *a, char **lo, char **hi) {
+    PyObject *o = (PyObject *)a;
+    for (int hops = 0; hops < 64; hops++) {
+        PyArrayObject *arr = (PyArrayObject *)o;
+        PyObject *base = PyArray_BASE(arr);
+        if (base == NULL)
+            return PyArray_CHKFLAGS(arr, NPY_ARRAY_OWNDATA) && array_byte_span(o, lo, hi);
+        if (PyArray_Check(base)) {
+            o = base;
+            continue;
+        }
+        if (PyObject_CheckBuffer(base)) {
+            Py_buffer view;
+            if (PyObject_GetBuffer(base, &view, PyBUF_SIMPLE) != 0) {
+                PyErr_Clear();
+                return false;
+            }
+            *lo = view.buf;
+            *hi = (char *)view.buf + view.len;
+            PyBuffer_Release(&view);
+            return true;
+        }
+        PyObject *inner = PyObject_GetAttrString(base, "base");
+        if (inner == NULL) PyErr_Clear();
+        bool next = inner != NULL && PyArray_Check(inner);
+        Py_XDECREF(inner); /* base holds it */
+        if (!next) return false;
+        o = inner;
+    }
+    return false;
+}
+
+bool array_within_memory(const Symbol *s, PyObject *o) {
+    PyArrayObject *a = (PyArrayObject *)o;
+    char *lo, *hi, *mlo, *mhi;
+    if (!array_byte_span(o, &lo, &hi)) {
+        PyErr_Format(PyExc_ValueError,
+                     "argument '%s': its shape and strides reach beyond the address space (a span "
+                     "of more than 2**63 bytes, or addresses that wrap around; strides from "
+                     "np.lib.stride_tricks.as_strided?): the stencil cannot address it",
+                     s->name);
+        return false;
+    }
+    if (lo == hi || !viewed_memory(a, &mlo, &mhi)) return true;
+    /* compared as integers: the two ranges may belong to different objects */
+    if ((uintptr_t)lo < (uintptr_t)mlo || (uintptr_t)hi > (uintptr_t)mhi) {
+        PyErr_Format(PyExc_ValueError,
+                     "argument '%s' reaches outside the memory it views: its shape and strides "
+                     "span %zd bytes from %zd bytes before its first element, the memory it "
+                     "views has %zd bytes (strides from np.lib.stride_tricks.as_strided?); the "
+                     "stencil would read or write outside it",
+                     s->name, (Py_ssize_t)(hi - lo), (Py_ssize_t)(PyArray_BYTES(a) - lo),
+                     (Py_ssize_t)(mhi - mlo));
+        return false;
+    }
+    return true;
+}
+
 PyObject *field_array(const Symbol *s, PyObject *o, bool *has_origin, int64_t origin[3]) {
     *has_origin = false;
     if (PyArray_CheckExact(o)) return Py_NewRef(o);

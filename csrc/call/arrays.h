@@ -22,4 +22,17 @@
  * the object carries __gt_origin__. NULL with a TypeError or ValueError naming the argument. */
 PyObject *field_array(const Symbol *s, PyObject *o, bool *has_origin, int64_t origin[3]);
 
+/* The bytes [*lo, *hi) that array `a` (a PyArrayObject) spans: false when computing them
+ * overflows (strides and shape that reach more than 2**63 bytes), *lo and *hi then unset.
+ * An array with no elements spans nothing (*lo == *hi). Every product is overflow-checked:
+ * shape and strides are the caller's (np.lib.stride_tricks.as_strided makes any). */
+bool array_byte_span(PyObject *a, char **lo, char **hi);
+
+/* Validation of field s's array (bind_all): its span computes without overflow and lies
+ * inside the memory of the array it views, where that is known (the base that owns the
+ * data, a buffer-protocol object, the array that as_strided's view came from). A view whose
+ * strides reach past that memory (as_strided with enormous or wrong strides) would make the
+ * kernel read or write outside it. False with a ValueError naming the argument. */
+bool array_within_memory(const Symbol *s, PyObject *a);
+
 #endif

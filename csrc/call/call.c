@@ -412,6 +412,20 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
     return true;
 }
 
+/* Every size the call derives from the domain (tiles, their count, buffers: plan.c) is at
+ * most its number of points, so that number must fit in int64; arrays bound it when the
+ * call is validated, but arrays with zero strides (np.broadcast_to) can be long, and
+ * validate_args=False trusts the domain. */
+static bool domain_countable(const int64_t *n) {
+    int64_t points;
+    if (__builtin_mul_overflow(n[0], n[1], &points) || __builtin_mul_overflow(points, n[2], &points)) {
+        PyErr_Format(PyExc_ValueError, "domain (%lld, %lld, %lld) has more than 2**63 - 1 points",
+                     (long long)n[0], (long long)n[1], (long long)n[2]);
+        return false;
+    }
+    return true;
+}
+
 /* Sets *out = a + b + c; false (with a ValueError) on overflow. */
 static bool add3(int64_t a, int64_t b, int64_t c, int64_t *out, const Symbol *s) {
     if (__builtin_add_overflow(a, b, out) || __builtin_add_overflow(*out, c, out)) {
@@ -482,22 +496,6 @@ static bool fits(const Stencil *st, const Symbol *s, PyArrayObject *arr, const i
         }
     }
     return true;
-}
-
-/* Byte range [lo, hi) spanned by an array. */
-static void byte_span(PyArrayObject *a, char **lo, char **hi) {
-    char *p = PyArray_BYTES(a), *l = p, *h = p + PyArray_ITEMSIZE(a);
-    for (int d = 0; d < PyArray_NDIM(a); d++) {
-        npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
-        if (PyArray_DIM(a, d) == 0) {
-            *lo = *hi = p;
-            return;
-        }
-        if (ext < 0) l += ext;
-        else h += ext;
-    }
-    *lo = l;
-    *hi = h;
 }
 
 /* Whether fields s (array a, origin oa) and t (array b, origin ob) put every point (i, j, k)
@@ -578,8 +576,12 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
 static void note_shared_memory(const Stencil *st, Bound *b) {
     b->shared = false;
     for (int i = 0; i < st->nparams; i++)
-        if (st->params[i]->kind == SYM_FIELD && bound_present(b, i))
-            byte_span((PyArrayObject *)b->value[i], &b->span_lo[i], &b->span_hi[i]);
+        if (st->params[i]->kind == SYM_FIELD && bound_present(b, i) &&
+            !array_byte_span(b->value[i], &b->span_lo[i], &b->span_hi[i])) {
+            /* unaddressable (validation refuses it): assume it meets everything */
+            b->span_lo[i] = (char *)0;
+            b->span_hi[i] = (char *)UINTPTR_MAX;
+        }
     for (int i = 0; i < st->nparams && !b->shared; i++) {
         if (st->params[i]->kind != SYM_FIELD || !st->params[i]->written) continue;
         for (int j = 0; j < st->nparams && !b->shared; j++)
@@ -617,7 +619,8 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         if (!check_field(s, arr, b->validate)) return false;
     }
     if (!resolve_origins(st, origin, b, has_own, (const int64_t(*)[3])own_origin) ||
-        !resolve_domain(st, domain, b) || !gregion_bind(st, global[0], global[1], b) ||
+        !resolve_domain(st, domain, b) || !domain_countable(b->domain) ||
+        !gregion_bind(st, global[0], global[1], b) ||
         !ibounds_check(st, b->value, b->domain, b->kvals))
         return false;
     if (b->domain[2] < st->min_k_levels) {
@@ -645,6 +648,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !bound_present(b, i)) continue;
         PyArrayObject *arr = (PyArrayObject *)b->value[i];
+        if (!array_within_memory(s, b->value[i])) return false;
         if (!fits(st, s, arr, b->kvals, b->origin[i], b->domain, b->global ? b->greach[s->slot] : NULL))
             return false;
         if (s->written && !PyArray_ISWRITEABLE(arr)) {
@@ -690,11 +694,19 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot) {
     }
     PyObject *idx = PyNumber_Index(o);
     if (idx == NULL) goto bad;
-    long long v = PyLong_AsLongLong(idx);
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    if (overflow) {
+        /* a ValueError, as every call error is a TypeError or ValueError (docs/calling.md) */
+        PyErr_Format(PyExc_ValueError, "argument '%s' (%S) does not fit in %s", s->name, idx,
+                     dtype_name(s->dtype));
+        Py_DECREF(idx);
+        return false;
+    }
     Py_DECREF(idx);
     if (v == -1 && PyErr_Occurred()) goto bad;
     if (!dtype_int_fits(s->dtype, v)) {
-        PyErr_Format(PyExc_OverflowError, "argument '%s' (%lld) does not fit in %s", s->name, v,
+        PyErr_Format(PyExc_ValueError, "argument '%s' (%lld) does not fit in %s", s->name, v,
                      dtype_name(s->dtype));
         return false;
     }
@@ -826,12 +838,17 @@ typedef struct Job {
     const int64_t *domain;
     const char *scalars;
     int64_t next_tile;
-    unsigned long sigint_mark; /* interrupt.h: stop taking tiles after a Ctrl-C */
+    /* interrupt.h: watch.mark is where the SIGINT counter stood; tiles stop being taken when
+     * it moves, while loops stop when watch.counter moves (codegen.h) */
+    GtLoopWatch watch;
 } Job;
 
-static bool tiles_left(void *ctx) {
+static RunState tiles_left(void *ctx) {
     const Job *job = ctx;
-    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj;
+    if (__atomic_load_n(&job->watch.stopped, __ATOMIC_RELAXED)) return RUN_BROKEN;
+    return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj
+               ? RUN_RESUME
+               : RUN_DONE;
 }
 
 static void run_tiles(void *ctx, int worker) {
@@ -842,7 +859,7 @@ static void run_tiles(void *ctx, int worker) {
     int64_t ntiles = p->nti * p->ntj;
     /* a tile is claimed only when it will run, so the tiles left after an interrupt are
      * exactly those from next_tile on */
-    while (!interrupt_since(job->sigint_mark)) {
+    while (!interrupt_since(job->watch.mark)) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
@@ -900,8 +917,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) goto done;
     /* the scalars (an unused parameter's slot is never read), then the flag of checked K
-     * reads (the line of one that left the domain) */
-    char scalars[8 * 257];
+     * reads (the line of one that left the domain), then the while loops' watch */
+    /* at most 256 scalars (bind_all refuses more parameters), the K flag, the loop watch */
+    char scalars[8 * (256 + 2)];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
@@ -932,20 +950,24 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0, 0};
+    Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
+    GtLoopWatch *watch = &job.watch;
+    memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
     PyObject *saved[256] = {NULL};
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         goto done;
     }
     double t1 = call_now();
-    /* A single tile cannot be stopped part-way: it runs without the SIGINT watch (a Ctrl-C
-     * is then seen by Python right after the call, as for any C function). */
-    if (plan->nti * plan->ntj <= 1) {
-        job.sigint_mark = interrupt_mark();
+    /* A single tile without while loops always ends: it runs without the SIGINT watch (a
+     * Ctrl-C is then seen by Python right after the call, as for any C function). */
+    if (plan->nti * plan->ntj <= 1 && !st->has_while) {
+        job.watch.mark = interrupt_mark();
+        job.watch.counter = &job.watch.mark; /* (no loops to watch) */
         Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
         Py_END_ALLOW_THREADS
-    } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.sigint_mark, tiles_left)) {
+    } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.watch.mark, &job.watch.counter,
+                              tiles_left)) {
         call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;

@@ -11,6 +11,7 @@
  *   which is synchronised before the call returns, whatever kind the arrays are.
  */
 #include "call/call.h"
+#include "call/arrays.h"
 #include "call/exec_info.h"
 
 #define NO_IMPORT_ARRAY
@@ -170,21 +171,6 @@ typedef struct Region {
     DevPtr dev;
     bool written;
 } Region;
-
-static void byte_span(PyArrayObject *a, char **lo, char **hi) {
-    char *p = PyArray_BYTES(a), *l = p, *h = p + PyArray_ITEMSIZE(a);
-    for (int d = 0; d < PyArray_NDIM(a); d++) {
-        if (PyArray_DIM(a, d) == 0) {
-            *lo = *hi = p;
-            return;
-        }
-        npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
-        if (ext < 0) l += ext;
-        else h += ext;
-    }
-    *lo = l;
-    *hi = h;
-}
 
 /* Adds [lo, hi) to the regions, merging every region it overlaps. */
 static int add_region(Region *r, int n, char *lo, char *hi, bool written) {
@@ -382,7 +368,13 @@ static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD || !bound_present(b, i) || is_device(v, b->value[i])) continue;
         char *lo, *hi;
-        byte_span((PyArrayObject *)b->value[i], &lo, &hi);
+        if (!array_byte_span(b->value[i], &lo, &hi)) {
+            /* validation refuses such an array; validate_args=False reaches here */
+            PyErr_Format(PyExc_ValueError,
+                         "argument '%s': its shape and strides reach beyond the address space",
+                         s->name);
+            return false;
+        }
         if (hi == lo) hi = lo + 1;
         bool written = s->written && PyArray_ISWRITEABLE((PyArrayObject *)b->value[i]);
         L->nregions = add_region(L->regions, L->nregions, lo, hi, written);
@@ -421,7 +413,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     L.block[1] = (unsigned)m->cuda->block[1];
     L.bi = swap ? m->cuda->block[1] : m->cuda->block[0];
     L.bj = swap ? m->cuda->block[0] : m->cuda->block[1];
-    int64_t nbi = (b->domain[0] + L.bi - 1) / L.bi, nbj = (b->domain[1] + L.bj - 1) / L.bj;
+    /* rounded up without n + b - 1, which overflows for a domain near 2**63 */
+    int64_t nbi = b->domain[0] / L.bi + (b->domain[0] % L.bi != 0),
+            nbj = b->domain[1] / L.bj + (b->domain[1] % L.bj != 0);
     if ((swap ? nbj : nbi) > 0x7fffffff || (swap ? nbi : nbj) > 65535) { /* gridDim.x, gridDim.y limits */
         PyErr_Format(PyExc_ValueError, "the domain (%lld, %lld) needs too many thread blocks",
                      (long long)b->domain[0], (long long)b->domain[1]);
@@ -432,7 +426,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     memcpy(domain, b->domain, 3 * sizeof *domain);
     domain[3] = swap;
     memcpy(domain + 4, b->domain + 3, 4 * sizeof *domain); /* the region anchors (call.h) */
-    plan_regions(&L, v, b);
+    if (!plan_regions(&L, v, b)) goto done;
     if (st->has_checked_k && !call_save_written(st, b, saved)) goto done;
     double t1 = call_now(), t2 = t1;
     Py_BEGIN_ALLOW_THREADS;

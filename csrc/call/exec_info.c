@@ -9,6 +9,7 @@
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
 #include <numpy/arrayobject.h>
 
+#include <limits.h>
 #include <string.h>
 
 static const char *backend_name(const ModuleObject *m) {
@@ -84,7 +85,8 @@ static bool aggregate(ModuleObject *m, PyObject *info, double call_start, double
            put(stats, "call_end_time", PyFloat_FromDouble(call_end)) &&
            put(stats, "call_time", PyFloat_FromDouble(call_end - call_start)) &&
            put(stats, "total_call_time", PyFloat_FromDouble(total_call + call_end - call_start)) &&
-           put(stats, "ncalls", PyLong_FromLongLong(ncalls + 1)) &&
+           /* the count is the caller's dict entry: saturate rather than overflow */
+           put(stats, "ncalls", PyLong_FromLongLong(ncalls < LLONG_MAX ? ncalls + 1 : ncalls)) &&
            put(stats, "run_time", PyFloat_FromDouble(run_time)) &&
            put(stats, "total_run_time", PyFloat_FromDouble(total_run + run_time));
 }

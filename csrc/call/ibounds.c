@@ -93,7 +93,7 @@ bool ibounds_check(const Stencil *st, PyObject *const *values, const int64_t *do
             const Interval *in = &comp->intervals[i];
             int64_t ks, ke;
             if (!resolve(in->start, nk, kvals, &ks) || !resolve(in->end, nk, kvals, &ke)) {
-                PyErr_Format(PyExc_OverflowError,
+                PyErr_Format(PyExc_ValueError,
                              "the interval on line %d: a run-time bound overflows int64", in->line);
                 return false;
             }

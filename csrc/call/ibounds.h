@@ -21,7 +21,8 @@
  * every interval of a computation with a run-time bound (when the domain is not empty):
  * 0 <= start <= end <= nk, and the
  * intervals in the order they run without overlapping. Returns false with an exception (a
- * ValueError naming the parameters, or the scalar's own TypeError / OverflowError). */
+ * ValueError naming the parameters, or the scalar's own TypeError / ValueError; a bound
+ * that overflows int64 is a ValueError too). */
 bool ibounds_check(const Stencil *st, PyObject *const *values, const int64_t *domain,
                    int64_t *kvals);
 

@@ -16,6 +16,13 @@ static unsigned long sigint_count;
 static int watchers;
 static struct sigaction previous;
 static bool ours;      /* our handler was installed at the last check */
+/* Python's handler for SIGINT was signal.default_int_handler when ours was put in front of
+ * it: a Ctrl-C then always ends the call, so kernels may stop inside a while loop (the
+ * point they leave part-way cannot be resumed). Python changes its handler only through
+ * signal.signal, which replaces ours with its own C handler, so this stays true for as long
+ * as ours is the one installed. */
+static bool raises;
+
 static double checked; /* when that was (CLOCK_MONOTONIC_COARSE seconds) */
 
 static void on_sigint(int sig, siginfo_t *info, void *uctx) {
@@ -25,6 +32,8 @@ static void on_sigint(int sig, siginfo_t *info, void *uctx) {
     else
         previous.sa_handler(sig); /* only installed in front of a function, never SIG_DFL/IGN */
 }
+
+static bool python_handler_raises(void);
 
 static bool is_function(const struct sigaction *sa) {
     if (sa->sa_flags & SA_SIGINFO) return sa->sa_sigaction != NULL && sa->sa_sigaction != on_sigint;
@@ -60,8 +69,29 @@ unsigned long interrupt_arm(void) {
     mine.sa_mask = cur.sa_mask;
     mine.sa_flags = (cur.sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
     previous = cur; /* before the handler can run */
+    raises = python_handler_raises();
     ours = sigaction(SIGINT, &mine, NULL) == 0;
     return mark;
+}
+
+/* Whether signal.getsignal(SIGINT) is signal.default_int_handler (KeyboardInterrupt). On
+ * any error: false (kernels then stop between tiles only, as they do for other handlers). */
+static bool python_handler_raises(void) {
+    PyObject *mod = PyImport_ImportModule("signal");
+    PyObject *cur = mod ? PyObject_CallMethod(mod, "getsignal", "i", SIGINT) : NULL;
+    PyObject *dflt = mod ? PyObject_GetAttrString(mod, "default_int_handler") : NULL;
+    bool r = cur != NULL && dflt != NULL && cur == dflt;
+    Py_XDECREF(dflt);
+    Py_XDECREF(cur);
+    Py_XDECREF(mod);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return r;
+}
+
+const unsigned long *interrupt_loop_counter(const unsigned long *mark) {
+    /* Python runs signal handlers in the main thread only: a call from another thread
+     * raises nothing on Ctrl-C, so its loops must run to their end. */
+    return ours && raises && _PyOS_IsMainThread() ? &sigint_count : mark;
 }
 
 void interrupt_disarm(void) { --watchers; }
@@ -71,12 +101,21 @@ unsigned long interrupt_mark(void) { return __atomic_load_n(&sigint_count, __ATO
 bool interrupt_since(unsigned long mark) { return interrupt_mark() != mark; }
 
 bool interrupt_run(void (*task)(void *ctx, int worker), void *ctx, int nthreads,
-                   unsigned long *mark, bool (*unfinished)(void *ctx)) {
+                   unsigned long *mark, const unsigned long **loop_counter,
+                   RunState (*unfinished)(void *ctx)) {
     for (;;) {
         *mark = interrupt_arm();
+        *loop_counter = interrupt_loop_counter(mark);
         Py_BEGIN_ALLOW_THREADS pool_run(task, ctx, nthreads);
         Py_END_ALLOW_THREADS interrupt_disarm();
-        if (!unfinished(ctx)) return true;
+        RunState r = unfinished(ctx);
+        if (r == RUN_DONE) return true;
         if (PyErr_CheckSignals() < 0) return false;
+        if (r == RUN_BROKEN) {
+            /* a loop stopped part-way (only under the default handler, so this is a handler
+             * replaced since, without signal.signal): never return an incomplete result */
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+            return false;
+        }
     }
 }

@@ -273,6 +273,14 @@ static bool outside(KCtx *c, const Symbol *s, int axis, int64_t x, Py_ssize_t si
     return false;
 }
 
+/* a + b, saturated at the int64 limits: a K index computed from run-time values (any
+ * int64) that overflows is outside every array either way, and stays outside so. */
+static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r)) return r;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* Field `e` read on the column, K shifted per level by kv (or not, kv == NULL). */
 static bool read_column(KCtx *c, const Expr *e, Col p, const Val *kv, Val *out) {
     const Symbol *s = e->field.sym;
@@ -299,9 +307,10 @@ static bool read_column(KCtx *c, const Expr *e, Col p, const Val *kv, Val *out) 
     /* an absolute index (f.at(K=...)) is kv itself: it does not move with the level */
     int64_t k = origin[2] + (e->field.kabs ? 0 : p.k0 + e->field.off[2]), step = !e->field.kabs;
     for (int64_t m = 0; m < p.n; m++) {
-        int64_t x = k + m * step + (kv ? kv[m].i : 0);
+        int64_t x = sat_add(k + m * step, kv ? kv[m].i : 0);
         if (x < 0 || x >= nk) return outside(c, s, 2, x, nk);
     }
+    /* from here on k + m * step + kv[m] is inside [0, nk): it did not overflow */
     /* the common index dtypes without a per-element dispatch */
 #define READ(T, field)                                                                             \
     for (int64_t m = 0; m < p.n; m++) {                                                            \
@@ -462,7 +471,7 @@ static void sources(const Expr *e, char *buf, size_t n) {
 static bool level_ok(KCtx *c, const Expr *e, const int64_t p[3], int64_t level) {
     const Symbol *s = e->field.sym;
     PyArrayObject *a = (PyArrayObject *)c->values[s->index];
-    int64_t x = c->origin[s->index][2] + level;
+    int64_t x = sat_add(c->origin[s->index][2], level);
     Py_ssize_t nk = (Py_ssize_t)PyArray_DIM(a, field_dim_of(s, 2));
     if (x >= 0 && x < nk) return true;
     char from[512] = "";
@@ -512,8 +521,12 @@ static bool each_column(KCtx *c, const Expr *e, const Expr *value, const Box *bo
     bool pointwise = false;
     expr_visit_fields((Expr *)value, mark_read, &pointwise);
     if (!pointwise) hi[0] = lo[0] + 1, hi[1] = lo[1] + 1;
-    /* two values per node of the expression per level, as veval needs */
-    Val *v = malloc(sizeof(Val) * (size_t)nlevels * (size_t)(2 * depth(value) + 3));
+    /* two values per node of the expression per level, as veval needs (nlevels is the
+     * domain's, any int64: the size is checked) */
+    size_t bytes;
+    Val *v = NULL;
+    if (!__builtin_mul_overflow(sizeof(Val) * (size_t)(2 * depth(value) + 3), (size_t)nlevels, &bytes))
+        v = malloc(bytes);
     if (v == NULL) {
         PyErr_NoMemory();
         return false;
@@ -534,12 +547,12 @@ static bool levels_ok(KCtx *c, const Expr *e, int64_t i, int64_t j, const Val *k
     /* the level read is the point's own plus the offset, or the absolute index */
     int64_t step = !e->field.kabs, mlo = 0, mhi = 0;
     for (int64_t m = 1; m < n; m++) {
-        if (m * step + kv[m].i < mlo * step + kv[mlo].i) mlo = m;
-        if (m * step + kv[m].i > mhi * step + kv[mhi].i) mhi = m;
+        if (sat_add(m * step, kv[m].i) < sat_add(mlo * step, kv[mlo].i)) mlo = m;
+        if (sat_add(m * step, kv[m].i) > sat_add(mhi * step, kv[mhi].i)) mhi = m;
     }
     int64_t plo[3] = {i, j, c->ks + mlo}, phi[3] = {i, j, c->ks + mhi};
-    return level_ok(c, e, plo, (plo[2] + e->field.off[2]) * step + kv[mlo].i) &&
-           level_ok(c, e, phi, (phi[2] + e->field.off[2]) * step + kv[mhi].i);
+    return level_ok(c, e, plo, sat_add((plo[2] + e->field.off[2]) * step, kv[mlo].i)) &&
+           level_ok(c, e, phi, sat_add((phi[2] + e->field.off[2]) * step, kv[mhi].i));
 }
 
 /* Checks one variable-offset read of c->stmt at every point of one horizontal box. */

@@ -33,6 +33,20 @@ static int64_t temp_budget(void) {
     return l2 > 0 && l2 / 2 < TEMP_BUDGET_MAX ? l2 / 2 : TEMP_BUDGET_MAX;
 }
 
+/* Sizes here come from the domain, which the call bounds by the arrays (and by 2**63 - 1
+ * points, call.c) but not, with validate_args=False, by what memory can hold: products and
+ * sums saturate at INT64_MAX (a buffer that large then fails to allocate: MemoryError). */
+static int64_t sat_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+/* ceil(n / d) for n >= 0, d > 0, without n + d - 1 (which overflows near INT64_MAX) */
+static int64_t ceil_div(int64_t n, int64_t d) { return n / d + (n % d != 0); }
+
 /* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
  * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
 static void choose_tiles(const Stencil *st, Plan *p) {
@@ -40,7 +54,7 @@ static void choose_tiles(const Stencil *st, Plan *p) {
     const int64_t budget = temp_budget();
     p->budget = budget;
     p->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
-    p->nthreads = n[0] * n[1] * n[2] >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
+    p->nthreads = sat_mul(sat_mul(n[0], n[1]), n[2]) >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
     if (st->extended_writes) {
         p->nthreads = 1;
         p->ti = n[0];
@@ -50,20 +64,20 @@ static void choose_tiles(const Stencil *st, Plan *p) {
         for (int t = 0; t < st->ntemps; t++) {
             const Extent *e = &st->temps[t]->access;
             if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], p->layout)) continue;
-            column += (n[2] + e->hi[2] - e->lo[2]) * dtype_size(st->temps[t]->dtype);
+            column = sat_add(column, sat_mul(sat_add(n[2], e->hi[2] - e->lo[2]), dtype_size(st->temps[t]->dtype)));
         }
         if (column > 0 && p->layout == LAYOUT_I_UNIT) {
             /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
             p->ti = n[0] < 512 ? n[0] : 512;
-            p->tj = clamp64(budget / (column * p->ti), 2, n[1]);
+            p->tj = clamp64(budget / sat_mul(column, p->ti), 2, n[1]);
         } else if (column > 0) {
             p->tj = n[1] < 32 ? n[1] : 32;
-            p->ti = clamp64(budget / (column * p->tj), 2, n[0]);
+            p->ti = clamp64(budget / sat_mul(column, p->tj), 2, n[0]);
         } else if (p->layout == LAYOUT_I_UNIT) {
             /* no temporaries: tiles only spread the work, a few per thread, and never cut
              * the unit-stride axis (whole rows stream best) */
             p->ti = n[0];
-            p->tj = clamp64((n[1] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[1]);
+            p->tj = clamp64(ceil_div(n[1], 4 * p->nthreads), 1, n[1]);
         } else {
             /* no temporaries, K innermost: each row of a tile sweeps its J columns, and the
              * rows a read spans in I (hdiff: i-2 to i+2) are read again by the next rows; J is
@@ -74,23 +88,25 @@ static void choose_tiles(const Stencil *st, Plan *p) {
                 const Symbol *s = st->params[i];
                 if (s->kind != SYM_FIELD) continue;
                 int64_t rows = s->has_access ? s->access.hi[0] - s->access.lo[0] + 1 : 1;
-                window += rows * n[2] * dtype_size(s->dtype);
+                window = sat_add(window, sat_mul(sat_mul(rows, n[2]), dtype_size(s->dtype)));
             }
             p->tj = clamp64(budget / (window > 0 ? window : 1), 16, n[1]);
-            p->ti = clamp64((n[0] + 4 * p->nthreads - 1) / (4 * p->nthreads), 1, n[0]);
+            p->ti = clamp64(ceil_div(n[0], 4 * p->nthreads), 1, n[0]);
         }
     }
     /* GTSCRIPT_TILE_SIZE="TIxTJ" overrides the choice (for tuning and for tests that need
      * many tiles on small domains); never for a stencil that must run as one tile. */
     const char *env = getenv("GTSCRIPT_TILE_SIZE");
-    long ti, tj;
-    if (env && !st->extended_writes && sscanf(env, "%ldx%ld", &ti, &tj) == 2 && ti > 0 && tj > 0) {
+    char *x = NULL, *end = NULL;
+    /* strtol, not sscanf: it saturates where sscanf's overflow is undefined */
+    long ti = env ? strtol(env, &x, 10) : 0, tj = x && *x == 'x' ? strtol(x + 1, &end, 10) : 0;
+    if (env && !st->extended_writes && end && end != x + 1 && ti > 0 && tj > 0) {
         p->ti = clamp64(ti, 1, n[0]);
         p->tj = clamp64(tj, 1, n[1]);
         p->tile_why = "env";
     }
-    p->nti = (n[0] + p->ti - 1) / p->ti;
-    p->ntj = (n[1] + p->tj - 1) / p->tj;
+    p->nti = ceil_div(n[0], p->ti);
+    p->ntj = ceil_div(n[1], p->tj); /* nti * ntj <= n[0] * n[1]: fits (call.c) */
     if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);
     if (p->nthreads < 1) p->nthreads = 1;
 }
@@ -159,8 +175,8 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
             const Extent *e = &s->access;
             if (!s->has_access) continue; /* computed on the fly everywhere (inline.c) */
             int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
-            int64_t len[3] = {p->ti - e->lo[0] + e->hi[0], p->tj - e->lo[1] + e->hi[1],
-                              domain[2] - e->lo[2] + e->hi[2]};
+            int64_t len[3] = {sat_add(p->ti, e->hi[0] - e->lo[0]), sat_add(p->tj, e->hi[1] - e->lo[1]),
+                              sat_add(domain[2], e->hi[2] - e->lo[2])};
             bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
             if (ij) {
                 lo[2] = 0;
@@ -183,26 +199,30 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
                 sv[2] = len[1];
             } else if (layout == LAYOUT_I_UNIT) { /* I fastest, for Fortran-ordered calls */
                 sv[0] = 1;
-                sv[1] = (len[0] + line - 1) / line * line;
-                sv[2] = ij ? 0 : sv[1] * len[1];
+                sv[1] = sat_mul(ceil_div(len[0], line), line);
+                sv[2] = ij ? 0 : sat_mul(sv[1], len[1]);
             } else if (ij) { /* J fastest, rows padded to cache lines */
                 sv[2] = 0;
                 sv[1] = 1;
-                sv[0] = (len[1] + line - 1) / line * line;
+                sv[0] = sat_mul(ceil_div(len[1], line), line);
             } else { /* K fastest (C order, NumPy's default) */
                 sv[2] = 1;
-                sv[1] = (len[2] + line - 1) / line * line;
-                sv[0] = sv[1] * len[1];
+                sv[1] = sat_mul(ceil_div(len[2], line), line);
+                sv[0] = sat_mul(sv[1], len[1]);
             }
-            int64_t span = bundle ? len[1] * len[2]
-                           : layout == LAYOUT_I_UNIT ? sv[1] * len[1] * len[2]
-                                                     : sv[0] * len[0];
+            int64_t span = bundle ? sat_mul(len[1], len[2])
+                           : layout == LAYOUT_I_UNIT ? sat_mul(sat_mul(sv[1], len[1]), len[2])
+                                                     : sat_mul(sv[0], len[0]);
+            if (span == INT64_MAX) goto oom;
             /* data dimensions outermost: one whole buffer per element, the last fastest */
             for (int d = s->ndata - 1; d >= 0; d--) {
                 sv[3 + d] = span;
                 if (__builtin_mul_overflow(span, (int64_t)s->data_dims[d], &span)) goto oom;
             }
-            int64_t origin = (lo[0] * sv[0] + lo[1] * sv[1] + lo[2] * sv[2]) * item;
+            /* below the buffer's size (span * item, checked below), as lo < len per axis */
+            int64_t origin = sat_mul(sat_add(sat_add(sat_mul(lo[0], sv[0]), sat_mul(lo[1], sv[1])),
+                                             sat_mul(lo[2], sv[2])),
+                                     item);
             int64_t pad = (64 - origin % 64) % 64, bytes;
             if (__builtin_mul_overflow(span, (int64_t)item, &bytes) || bytes > INT64_MAX - pad - 64)
                 goto oom;

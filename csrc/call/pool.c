@@ -35,8 +35,8 @@ static void after_fork_child(void) {
 static int read_size(void) {
     const char *env = getenv("GTSCRIPT_NUM_THREADS");
     if (env && *env) {
-        int n = atoi(env);
-        if (n >= 1) return n < POOL_MAX ? n : POOL_MAX;
+        long n = strtol(env, NULL, 10); /* saturates where atoi's overflow is undefined */
+        if (n >= 1) return n < POOL_MAX ? (int)n : POOL_MAX;
     }
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

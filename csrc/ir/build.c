@@ -54,6 +54,30 @@ static PyObject *get_item(Builder *b, PyObject *node, Py_ssize_t i) {
     return PyTuple_GET_ITEM(node, i);
 }
 
+/* Offsets and interval bounds: the analyses add them up in `int` (extents grow by each
+ * offset along a chain of statements), so they are held far below INT_MAX. */
+enum { GT_MAX_OFFSET = 1 << 20 };
+
+/* An offset or bound `what` from the tree, into *out: an error at the line (not a silent
+ * truncation to 32 bits, nor a bare OverflowError) when it is beyond GT_MAX_OFFSET. */
+static bool small_int(Builder *b, PyObject *o, int line, int col, const char *what, int *out) {
+    if (!PyLong_Check(o)) return bad(b, what);
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return bad(b, what);
+    if (overflow || v < -GT_MAX_OFFSET || v > GT_MAX_OFFSET) {
+        PyObject *r = PyObject_Str(o);
+        const char *text = r ? PyUnicode_AsUTF8(r) : NULL;
+        PyErr_Clear();
+        diag_error(b->st, DIAG_SEMANTIC, line, col, "%s %s is out of range: at most %d either way",
+                   what, text ? text : "?", GT_MAX_OFFSET);
+        Py_XDECREF(r);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
 static bool get_pos(Builder *b, PyObject *node, int *line, int *col) {
     return get_int(b, node, 1, line) && get_int(b, node, 2, col);
 }
@@ -150,12 +174,7 @@ static Expr *index_expr(Builder *b, PyObject *node, int line, int col) {
             if (e->field.kexpr == NULL) return NULL;
             continue;
         }
-        long v = PyLong_AsLong(o);
-        if (v == -1 && PyErr_Occurred()) {
-            bad(b, "offset");
-            return NULL;
-        }
-        e->field.off[a] = (int)v;
+        if (!small_int(b, o, line, col, "offset", &e->field.off[a])) return NULL;
     }
     if (!build_data_index(b, didx, &e->field.ndi, e->field.data_index, line, col)) return NULL;
     return e;
@@ -373,7 +392,7 @@ static bool build_assign(Builder *b, PyObject *node, int line, int col, StmtList
             if (!PyLong_Check(o))
                 return diag_error(st, DIAG_SEMANTIC, tline, tcol,
                                   "the offset of a write to '%s' must be a constant", id);
-            off[a] = (int)PyLong_AsLong(o);
+            if (!small_int(b, o, tline, tcol, "offset", &off[a])) return false;
         }
         if (off[0] != 0 || off[1] != 0)
             return diag_error(st, DIAG_SEMANTIC, tline, tcol,
@@ -418,17 +437,16 @@ static bool build_decl(Builder *b, PyObject *node, int line, int col, StmtList *
     return stmts_push(st, out, s);
 }
 
-static bool build_bound(Builder *b, PyObject *o, bool *has, AxisBound *ab) {
+static bool build_bound(Builder *b, PyObject *o, bool *has, AxisBound *ab, int line, int col) {
     if (o == Py_None) {
         *has = false;
         return true;
     }
     *has = true;
     if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2) return bad(b, "bound");
-    ab->level = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
-    ab->offset = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
     ab->sym = NULL;
-    return PyErr_Occurred() ? bad(b, "bound") : true;
+    return get_int(b, o, 0, &ab->level) &&
+           small_int(b, PyTuple_GET_ITEM(o, 1), line, col, "bound", &ab->offset);
 }
 
 /* An interval bound: (level, offset), or (0, offset, name) for a run-time bound, the value
@@ -437,13 +455,14 @@ static bool build_interval_bound(Builder *b, PyObject *o, AxisBound *ab, int lin
     bool has;
     if (o == NULL) return false;
     if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 3) {
-        if (!build_bound(b, o, &has, ab)) return false;
+        if (!build_bound(b, o, &has, ab, line, col)) return false;
         return has ? true : bad(b, "interval bound");
     }
-    ab->level = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
-    ab->offset = (int)PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
+    if (!get_int(b, o, 0, &ab->level) ||
+        !small_int(b, PyTuple_GET_ITEM(o, 1), line, col, "bound", &ab->offset))
+        return false;
     PyObject *name = PyTuple_GET_ITEM(o, 2);
-    if (PyErr_Occurred() || ab->level != 0 || !PyUnicode_Check(name)) return bad(b, "bound");
+    if (ab->level != 0 || !PyUnicode_Check(name)) return bad(b, "bound");
     const char *id = PyUnicode_AsUTF8(name);
     if (id == NULL) return bad(b, "bound");
     Symbol *s = stencil_lookup(b->st, id);
@@ -468,7 +487,8 @@ static bool build_region(Builder *b, PyObject *node, int line, int col, StmtList
         PyObject *box = PyList_GET_ITEM(boxes, i);
         if (!PyTuple_Check(box) || PyTuple_GET_SIZE(box) != 4) return bad(b, "region box");
         for (int k = 0; k < 4; k++)
-            if (!build_bound(b, PyTuple_GET_ITEM(box, k), &s->boxes[i].has[k], &s->boxes[i].b[k]))
+            if (!build_bound(b, PyTuple_GET_ITEM(box, k), &s->boxes[i].has[k], &s->boxes[i].b[k],
+                             line, col))
                 return false;
     }
     return build_body(b, body, &s->region.body) && stmts_push(st, out, s);

@@ -339,6 +339,9 @@ typedef struct Stencil {
     /* some read has a kchecked K index: calls keep a copy of the written arrays, and restore
      * them and raise when the kernel reports a level outside the domain */
     bool has_checked_k;
+    /* some computation has a while loop: a single-tile call watches for Ctrl-C too, since a
+     * loop may never end (call/interrupt.h) */
+    bool has_while;
     /* some interval has a run-time bound (a scalar parameter): the call checks the bounds */
     bool has_runtime_bounds;
     /* analysed (schedule.c): columns per bundle of a column group's sweep (0: no group), and

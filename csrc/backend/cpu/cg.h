@@ -48,6 +48,10 @@ typedef struct CG {
     LLVMValueRef ni, nj, nk;
     LLVMValueRef anchor[4]; /* domain[3..6]: region bounds' anchors (codegen.h) */
     LLVMValueRef kflag; /* checked K reads: where a read outside the domain's levels is noted */
+    LLVMValueRef scalars_arg; /* the current part's scalars parameter */
+    LLVMValueRef watch;       /* the part's GtLoopWatch pointer (loaded at its first while) */
+    LLVMValueRef countdown;   /* the part's iterations left before its loops look at it */
+    bool has_while;           /* some part has a while loop: gt_kernel checks watch->stopped */
     LLVMValueRef ti0, ti1, tj0, tj1; /* the tile: [ti0, ti1) x [tj0, tj1) */
     LLVMValueRef i, j, k;            /* the current point */
     LLVMValueRef jb;                 /* first column of the current bundle */

@@ -11,7 +11,9 @@
  * domain[3..6]    where horizontal region bounds are anchored, in the domain's index space:
  *                 the grid's first point and one past its last along I, then along J
  *                 (0, ni, 0, nj unless the call placed the domain on a global grid)
- * scalars         one 8-byte slot per scalar parameter, holding its value in its dtype
+ * scalars         one 8-byte slot per scalar parameter, holding its value in its dtype;
+ *                 then 8 bytes the kernel sets to the line of a checked K access that left
+ *                 the domain; then a GtLoopWatch * (below)
  * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
  * Each statement runs over the tile widened by its extent (the extents of the analysis), so
  * tiles are independent: values a tile reads from temporaries it computes itself. Pointers
@@ -22,11 +24,31 @@
 #ifndef GT_CODEGEN_H
 #define GT_CODEGEN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <llvm-c/Core.h>
 
 #include "ir/ir.h"
 
 enum { GT_STRIDES = 3 + GT_MAX_DATA_DIMS };
+
+/*
+ * What while loops watch (call/interrupt.h): every GT_LOOP_CHECK iterations a loop compares
+ * *counter with mark; when they differ it sets stopped and the kernel returns at once (the
+ * rest of its tile never runs). The offsets are the kernel's ABI.
+ */
+typedef struct GtLoopWatch {
+    unsigned long mark;
+    const unsigned long *counter;
+    int64_t stopped;
+} GtLoopWatch;
+_Static_assert(sizeof(unsigned long) == 8 && sizeof(void *) == 8, "LP64: the kernel reads 8-byte words");
+_Static_assert(offsetof(GtLoopWatch, counter) == 8 && offsetof(GtLoopWatch, stopped) == 16,
+               "the kernel's offsets of GtLoopWatch");
+/* A power of two: the iterations between looks at the counter (a few microseconds to a few
+ * milliseconds of a loop body), a countdown on the back edge costs one register decrement. */
+enum { GT_LOOP_CHECK = 1 << 16 };
 
 typedef void (*GtKernelFn)(char **ptrs, const int64_t *strides, const int64_t *domain,
                            const char *scalars, const int64_t *tile);
