@@ -1,0 +1,181 @@
+"""Fuzzing the compiler: random well-formed definitions (tests/fuzz_grammar.py) built on the
+cpu and numpy backends and run on random domains, origins and memory layouts.
+
+Each example must either build on both backends and give the same outputs - bitwise, since
+both evaluate the same operations in the same order in IEEE arithmetic without contraction
+(measured: 0 differing bits over the bounded run), or to 1e-12 relative when a
+transcendental function is involved (libm and NumPy's SIMD loops may round those
+differently in the last bit; 1e-4 when such a value is float32) - or be refused by both with
+the same error class (the parallel model's documented refusals). Independently of the
+numpy backend, every output is unchanged outside the compute domain, every input unchanged,
+and nothing is written into the memory around an output that is a view of a bigger buffer.
+
+Every definition that ever failed is in tests/fuzz_corpus/ and is replayed on every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gtscript
+from fuzz_grammar import OUTPUT_NAMES, Program, fuzz_settings, inputs, load, programs
+
+CORPUS = Path(__file__).with_name("fuzz_corpus")
+PAD = -7777.0  # the value of the memory around a view (no stencil computes it)
+
+
+def padded_view(values: np.ndarray, rng) -> tuple[np.ndarray, tuple]:
+    """A copy of `values` that is a view into a bigger buffer filled with PAD, with a random
+    step along each grid axis; and the index of the view in the buffer."""
+    steps = [int(rng.integers(1, 3)) for _ in range(3)] + [1] * (values.ndim - 3)
+    big = np.full([n * s + 2 for n, s in zip(values.shape, steps)], PAD, dtype=values.dtype)
+    index = tuple(slice(1, 1 + n * s, s) for n, s in zip(values.shape, steps))
+    view = big[index]
+    view[...] = values
+    return view, index
+
+
+def layout(values: np.ndarray, kind: str, rng) -> tuple[np.ndarray, tuple | None]:
+    if kind == "C":
+        return np.array(values, order="C"), None
+    if kind == "F":
+        return np.array(values, order="F"), None
+    return padded_view(values, rng)
+
+
+def assert_around_untouched(view: np.ndarray, index: tuple | None, what: str):
+    """Every element of the buffer behind `view` that is not one of the view's own still
+    holds PAD."""
+    if index is None:
+        return
+    buf = view.base
+    while isinstance(buf.base, np.ndarray):
+        buf = buf.base
+    around = np.ones(buf.shape, bool)
+    around[index] = False
+    written = around & (buf != np.array(PAD).astype(buf.dtype))
+    assert not written.any(), (f"{what}: {np.count_nonzero(written)} elements around the view "
+                               f"were written, first at {np.argwhere(written)[:3].tolist()}")
+
+
+def build(backend: str, defn):
+    try:
+        return gtscript.stencil(backend=backend, definition=defn), None
+    except Exception as error:  # noqa: BLE001 - compared between backends below
+        return None, error
+
+
+def assert_same_outputs(got: dict, want: dict, exactness: str, source: str):
+    for name in OUTPUT_NAMES:
+        x, y = np.asarray(got[name]), np.asarray(want[name])
+        if exactness == "bitwise" or x.dtype.kind in "iub":
+            same = (x == y) | (np.isnan(x) & np.isnan(y)) if x.dtype.kind == "f" else x == y
+            assert same.all(), (f"{name}: {np.count_nonzero(~same)} values differ, first at "
+                                f"{np.argwhere(~same)[:3].tolist()}\n{source}")
+        else:
+            close = exactness == "f64" and x.dtype == np.float64
+            np.testing.assert_allclose(x, y, rtol=1e-12 if close else 1e-4,
+                                       atol=1e-300 if close else 1e-5, equal_nan=True,
+                                       err_msg=f"{name}\n{source}")
+
+
+def check_program(program: Program, draw_int, choose):
+    """Builds `program` on cpu and numpy and compares a call on random arguments.
+    draw_int(lo, hi) and choose(seq) are where the randomness of the call comes from."""
+    source = program.source
+    defn = load(source)
+    cpu, cpu_error = build("cpu", defn)
+    ref, ref_error = build("numpy", defn)
+    if cpu_error is not None or ref_error is not None:
+        # the only refusals a well-formed definition may meet are the parallel model's, and
+        # then on every backend alike
+        assert cpu_error is not None and ref_error is not None, (
+            f"one backend refused, the other built:\ncpu: {cpu_error!r}\nnumpy: {ref_error!r}"
+            f"\n{source}")
+        assert type(cpu_error) is type(ref_error), (cpu_error, ref_error, source)
+        assert isinstance(cpu_error, gtscript.GTScriptSemanticError), (cpu_error, source)
+        assert program.read_outputs, f"a definition without offset output reads refused: " \
+                                     f"{cpu_error!r}\n{source}"
+        REFUSALS.append(str(cpu_error).split(":")[0][:150])
+        return "refused"
+    assert cpu.halo == ref.halo and cpu.field_info == ref.field_info, source
+    (ilo, ihi), (jlo, jhi), (klo, khi) = cpu.halo
+    mi, mj = cpu.region_min_domain
+    domain = (draw_int(mi, max(mi, 6)), draw_int(mj, max(mj, 6)), draw_int(4, 6))
+    extra = [draw_int(0, 2) for _ in range(6)]
+    origin = (ilo + extra[0], jlo + extra[1], klo + extra[2])
+    shape = tuple(o + n + h + e for o, n, h, e in zip(origin, domain, (ihi, jhi, khi), extra[3:]))
+    rng = np.random.default_rng(draw_int(0, 2**32 - 1))
+    arrays = inputs(shape, rng)
+    scalars = {"s": choose([-0.5, 0.75, 0.0]), "r": np.float32(choose([0.25, -1.5])),
+               "n": choose([-2, 0, 3]), "flag": choose([True, False])}
+    made = {n: layout(v, choose(["C", "F", "view"]), rng) for n, v in arrays.items()}
+    a = {n: v for n, (v, _) in made.items()}
+    b = {n: np.array(v, order="C") for n, v in arrays.items()}
+    cpu(**a, **scalars, origin=origin, domain=domain)
+    ref(**b, **scalars, origin=origin, domain=domain)
+    for name, v in a.items():
+        if name not in OUTPUT_NAMES:
+            assert np.array_equal(v, arrays[name]), f"input {name} was modified\n{source}"
+        else:  # independent of the numpy backend: nothing changes outside the domain
+            inside = np.zeros(v.shape, bool)
+            inside[tuple(slice(o, o + d) for o, d in zip(origin, domain))] = True
+            same = (v == arrays[name]) | (np.isnan(v) & np.isnan(arrays[name]))
+            assert (same | inside).all(), f"{name} written outside the domain\n{source}"
+        assert_around_untouched(v, made[name][1], f"{name}\n{source}")
+    assert_same_outputs(a, b, program.exactness, source)
+    return "ran"
+
+
+STATS = {"ran": 0, "refused": 0}
+REFUSALS: list = []
+
+
+@pytest.mark.filterwarnings("ignore:temporary .* is written but never read")
+@pytest.mark.filterwarnings("ignore::gtscript.errors.GT4PyCompatibilityWarning")
+@fuzz_settings(bounded=30)
+@given(program=programs(), data=st.data())
+def test_random_definitions_agree_on_cpu_and_numpy(program, data):
+    outcome = check_program(
+        program, lambda lo, hi: data.draw(st.integers(lo, hi)),
+        lambda seq: data.draw(st.sampled_from(seq)))
+    STATS[outcome] += 1
+
+
+def corpus_cases():
+    return sorted(CORPUS.glob("*.py"))
+
+
+@pytest.mark.filterwarnings("ignore:temporary .* is written but never read")
+@pytest.mark.filterwarnings("ignore::gtscript.errors.GT4PyCompatibilityWarning")
+@pytest.mark.parametrize("path", corpus_cases(), ids=lambda p: p.stem)
+def test_seed_corpus(path):
+    """Every definition the fuzzer (or a person) found failing once, replayed on a few
+    argument draws: each file is a module defining `stencil` with the grammar's signature;
+    its first line says what went wrong and whether it must build ("# builds") or be refused
+    by every backend alike ("# refused")."""
+    source = path.read_text()
+    refused_ok = "# refused" in source.splitlines()[0]
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        outcome = check_program(
+            Program(source, "f32" if "transcendental" in source.splitlines()[0] else "bitwise",
+                    read_outputs=refused_ok),
+            lambda lo, hi: int(rng.integers(lo, hi + 1)), lambda seq: seq[rng.integers(len(seq))])
+        assert outcome == ("refused" if refused_ok else "ran"), (path.name, outcome)
+        if outcome == "refused":
+            break
+
+
+def test_the_bounded_run_mostly_builds():
+    """The grammar is worth its time only if most definitions build (runs after the fuzz
+    test in file order; alone, nothing to check)."""
+    total = STATS["ran"] + STATS["refused"]
+    print("fuzz definitions:", STATS, *REFUSALS, sep="\n")
+    if total:
+        assert STATS["ran"] >= 0.7 * total, STATS
