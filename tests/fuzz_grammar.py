@@ -147,7 +147,8 @@ def int_expr(draw, sc: Scope, depth: int) -> str:
     if kind == "ternary":
         return f"({sub()} if {cond(draw, sc, depth - 1)} else {sub()})"
     # a float truncated to int, kept in a range an int32 holds
-    return f"int(min(max({float_expr(draw, sc, depth - 1)}, -50.0), 50.0))"
+    # (temporaries at the point: the expression may sit in a branch that updates them)
+    return f"int(min(max({float_expr(draw, sc, depth - 1, True)}, -50.0), 50.0))"
 
 
 def cond(draw, sc: Scope, depth: int, temps_at_zero: bool = False) -> str:

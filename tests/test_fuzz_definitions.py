@@ -7,7 +7,8 @@ both evaluate the same operations in the same order in IEEE arithmetic without c
 transcendental function is involved (libm and NumPy's SIMD loops may round those
 differently in the last bit; 1e-4 when such a value is float32) - or be refused by both with
 the same error class (the parallel model's documented refusals). Independently of the
-numpy backend, every output is unchanged outside the compute domain, every input unchanged,
+numpy backend, every output is unchanged outside the compute domain (extended by the
+field's extent where it is read at an offset after it is written), every input unchanged,
 and nothing is written into the memory around an output that is a view of a bigger buffer.
 
 Every definition that ever failed is in tests/fuzz_corpus/ and is replayed on every run.
@@ -23,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gtscript
+from cuda_emulation.runner import require_compiler
 from fuzz_grammar import OUTPUT_NAMES, Program, fuzz_settings, inputs, load, programs
 
 CORPUS = Path(__file__).with_name("fuzz_corpus")
@@ -64,10 +66,17 @@ def assert_around_untouched(view: np.ndarray, index: tuple | None, what: str):
 
 
 def build(backend: str, defn):
+    """The stencil of `defn` on `backend` ("cuda": on the host emulation of
+    tests/cuda_emulation, the exact CUDA C its build generates), or the error of its build."""
     try:
-        return gtscript.stencil(backend=backend, definition=defn), None
+        stencil = gtscript.stencil(backend=backend, definition=defn)
     except Exception as error:  # noqa: BLE001 - compared between backends below
         return None, error
+    if backend == "cuda":
+        from cuda_emulation.runner import emulate
+
+        stencil = emulate(stencil)
+    return stencil, None
 
 
 def assert_same_outputs(got: dict, want: dict, exactness: str, source: str):
@@ -84,25 +93,34 @@ def assert_same_outputs(got: dict, want: dict, exactness: str, source: str):
                                        err_msg=f"{name}\n{source}")
 
 
-def check_program(program: Program, draw_int, choose):
-    """Builds `program` on cpu and numpy and compares a call on random arguments.
+def check_program(program: Program, draw_int, choose, backends=("cpu",)):
+    """Builds `program` on `backends` and on numpy and compares a call on random arguments.
     draw_int(lo, hi) and choose(seq) are where the randomness of the call comes from."""
     source = program.source
     defn = load(source)
-    cpu, cpu_error = build("cpu", defn)
     ref, ref_error = build("numpy", defn)
-    if cpu_error is not None or ref_error is not None:
+    built = {b: build(b, defn) for b in backends}
+    errors = {b: e for b, (_, e) in built.items()}
+    if ref_error is not None or any(e is not None for e in errors.values()):
         # the only refusals a well-formed definition may meet are the parallel model's, and
         # then on every backend alike
-        assert cpu_error is not None and ref_error is not None, (
-            f"one backend refused, the other built:\ncpu: {cpu_error!r}\nnumpy: {ref_error!r}"
-            f"\n{source}")
-        assert type(cpu_error) is type(ref_error), (cpu_error, ref_error, source)
-        assert isinstance(cpu_error, gtscript.GTScriptSemanticError), (cpu_error, source)
+        assert ref_error is not None and all(e is not None for e in errors.values()), (
+            f"one backend refused, another built:\n{errors}\nnumpy: {ref_error!r}\n{source}")
+        for error in errors.values():
+            assert type(error) is type(ref_error), (error, ref_error, source)
+            assert str(error) == str(ref_error), (error, ref_error, source)
+        assert isinstance(ref_error, gtscript.GTScriptSemanticError), (ref_error, source)
         assert program.read_outputs, f"a definition without offset output reads refused: " \
-                                     f"{cpu_error!r}\n{source}"
-        REFUSALS.append(str(cpu_error).split(":")[0][:150])
+                                     f"{ref_error!r}\n{source}"
+        REFUSALS.append(str(ref_error).split(":")[0][:150])
         return "refused"
+    for backend, (stencil, _) in built.items():
+        outcome = run_and_compare(program, stencil, ref, draw_int, choose)
+    return outcome
+
+
+def run_and_compare(program, cpu, ref, draw_int, choose):
+    source = program.source
     assert cpu.halo == ref.halo and cpu.field_info == ref.field_info, source
     (ilo, ihi), (jlo, jhi), (klo, khi) = cpu.halo
     mi, mj = cpu.region_min_domain
@@ -122,9 +140,13 @@ def check_program(program: Program, draw_int, choose):
     for name, v in a.items():
         if name not in OUTPUT_NAMES:
             assert np.array_equal(v, arrays[name]), f"input {name} was modified\n{source}"
-        else:  # independent of the numpy backend: nothing changes outside the domain
+        else:  # independent of the numpy backend: nothing changes outside the domain, but
+            # for a field read at an offset after it is written: it is computed on the
+            # domain extended by its extent (docs/parallel-model.md)
+            ext = cpu.field_info[name]["extent"]
             inside = np.zeros(v.shape, bool)
-            inside[tuple(slice(o, o + d) for o, d in zip(origin, domain))] = True
+            inside[tuple(slice(o + lo, o + d + hi)
+                         for o, d, (lo, hi) in zip(origin, domain, ext))] = True
             same = (v == arrays[name]) | (np.isnan(v) & np.isnan(arrays[name]))
             assert (same | inside).all(), f"{name} written outside the domain\n{source}"
         assert_around_untouched(v, made[name][1], f"{name}\n{source}")
@@ -138,13 +160,25 @@ REFUSALS: list = []
 
 @pytest.mark.filterwarnings("ignore:temporary .* is written but never read")
 @pytest.mark.filterwarnings("ignore::gtscript.errors.GT4PyCompatibilityWarning")
-@fuzz_settings(bounded=30)
+@fuzz_settings(bounded=60)
 @given(program=programs(), data=st.data())
 def test_random_definitions_agree_on_cpu_and_numpy(program, data):
     outcome = check_program(
         program, lambda lo, hi: data.draw(st.integers(lo, hi)),
         lambda seq: data.draw(st.sampled_from(seq)))
     STATS[outcome] += 1
+
+
+@pytest.mark.filterwarnings("ignore:temporary .* is written but never read")
+@pytest.mark.filterwarnings("ignore::gtscript.errors.GT4PyCompatibilityWarning")
+@fuzz_settings(bounded=8)
+@given(program=programs(), data=st.data())
+def test_random_definitions_agree_on_the_cuda_emulation_and_numpy(program, data):
+    """A smaller sample through the cuda generator (each example compiles its CUDA C with the
+    host compiler, about a second)."""
+    require_compiler()
+    check_program(program, lambda lo, hi: data.draw(st.integers(lo, hi)),
+                  lambda seq: data.draw(st.sampled_from(seq)), backends=("cuda",))
 
 
 def corpus_cases():
@@ -162,11 +196,12 @@ def test_seed_corpus(path):
     source = path.read_text()
     refused_ok = "# refused" in source.splitlines()[0]
     rng = np.random.default_rng(7)
-    for _ in range(3):
+    for backends in (("cpu",), ("cpu",), ("cpu", "cuda")):
         outcome = check_program(
             Program(source, "f32" if "transcendental" in source.splitlines()[0] else "bitwise",
                     read_outputs=refused_ok),
-            lambda lo, hi: int(rng.integers(lo, hi + 1)), lambda seq: seq[rng.integers(len(seq))])
+            lambda lo, hi: int(rng.integers(lo, hi + 1)), lambda seq: seq[rng.integers(len(seq))],
+            backends)
         assert outcome == ("refused" if refused_ok else "ran"), (path.name, outcome)
         if outcome == "refused":
             break
