@@ -263,10 +263,12 @@ def field_origins(spec, origin, arrays):
     if origin is None or not isinstance(origin, (tuple, dict)):
         return None
     result = {}
-    for fname, (_, axes, _, _, _) in spec.fields.items():
+    for fname, (_, axes, data, _, _) in spec.fields.items():
         o = origin.get(fname, origin.get("_all_")) if isinstance(origin, dict) else origin
         if o is None or not isinstance(o, tuple):
             return None
+        if data and len(o) == len(axes) + len(data) and not any(o[len(axes):]):
+            o = o[:len(axes)]  # a field's own origin may end in a zero per data dimension
         if len(o) == 3 and axes != "IJK":
             o = tuple(o[AXES.index(a)] for a in axes)
         if len(o) != len(axes) or not all(type(v) is int for v in o):
@@ -328,12 +330,12 @@ def snapshot(arrays):
     return {f: (np.array(a, copy=True), np.array(owner(a), copy=True)) for f, a in arrays.items()}
 
 
-def call(stencil, spec, arrays, origin, domain):
+def call(stencil, spec, arrays, origin, domain, exec_info=None):
     kwargs = {} if origin is None else {"origin": origin}
     if domain is not None:
         kwargs["domain"] = domain
     try:
-        stencil(**arrays, **spec.scalars, **kwargs)
+        stencil(**arrays, **spec.scalars, **kwargs, exec_info=exec_info)
         return None
     except Exception as error:  # noqa: BLE001 - judged by the caller
         return error
@@ -384,9 +386,10 @@ def test_random_calls_run_correctly_or_raise_leaving_every_array_unchanged(case)
     for backend in ("cpu", "numpy"):
         arrays = build_args(name, recipes, alias)
         before = snapshot(arrays)
-        error = call(STENCILS[name, backend], spec, arrays, origin, domain)
-        results[backend] = (arrays, before, error)
-    arrays, before, error = results["cpu"]
+        info = {}
+        error = call(STENCILS[name, backend], spec, arrays, origin, domain, info)
+        results[backend] = (arrays, before, error, info)
+    arrays, before, error, info = results["cpu"]
     expect, why = verdict(spec, arrays, origin, domain)
     OUTCOMES[expect, error is None] = OUTCOMES.get((expect, error is None), 0) + 1
     what = f"{name} {recipes} alias={alias} origin={origin} domain={domain}: {why}"
@@ -410,6 +413,12 @@ def test_random_calls_run_correctly_or_raise_leaving_every_array_unchanged(case)
             mine[view_like(flat, buf, a).ravel()] = True
             outside = ~mine.reshape(buf.shape) & ~((buf == old) | (np.isnan(buf) & np.isnan(old)))
             assert not outside.any(), f"{f}: the buffer around the view was written: {what}"
+        if expect == "either":  # defaults applied: the origin and domain the call used
+            # (exec_info) must be ones the model finds valid, and give its result
+            origin, domain = info["origin"], info["domain"]
+            used, why = verdict(spec, arrays, origin, domain)
+            assert used == "valid", f"the call ran on origin={origin} domain={domain}: {why}: {what}"
+            expect = "valid"
         if expect == "valid":
             origins = field_origins(spec, origin, arrays)
             want = spec.model({f: before[f][0] for f in before}, origins, domain)
@@ -417,7 +426,7 @@ def test_random_calls_run_correctly_or_raise_leaving_every_array_unchanged(case)
                 np.testing.assert_allclose(arrays[f], w, rtol=1e-6 if w.dtype == np.float32
                                            else 1e-14, err_msg=what)
     # the two backends agree
-    ref_arrays, _, ref_error = results["numpy"]
+    ref_arrays, _, ref_error, _ = results["numpy"]
     if error is None or ref_error is None:
         assert error is None and ref_error is None, f"cpu: {error!r}, numpy: {ref_error!r}: {what}"
         for f in arrays:
