@@ -9,7 +9,8 @@ within +-1, temporaries, `if`/`elif`/`else` on fields and on scalars, `while` lo
 bounded trip count, horizontal regions, vertical sweeps (`FORWARD`/`BACKWARD` reading the
 level the sweep has just written), several computations and interval layouts, and calls of
 `@gtscript.function` helpers (offset reads of their arguments, nested calls, several
-return values). With a small probability an expression reads an output field at an offset:
+return values), absolute levels (`a0.at(K=...)`), the current level `K` as a value,
+augmented assignments and off-centre vertical writes. With a small probability an expression reads an output field at an offset:
 the parallel model refuses some of those definitions, and every backend must then refuse
 them with the same error class.
 
@@ -125,7 +126,7 @@ def offset(draw, k=True) -> str:
 
 def int_expr(draw, sc: Scope, depth: int) -> str:
     """An int32-valued expression of small magnitude (|value| <= a few hundred)."""
-    kinds = ["m0", "m0", "const", "n"]
+    kinds = ["m0", "m0", "const", "n", "K"]
     if depth > 0:
         kinds += ["binop", "binop", "floordiv", "mod", "neg", "ternary", "cast"]
     kind = draw(st.sampled_from(kinds))
@@ -134,8 +135,8 @@ def int_expr(draw, sc: Scope, depth: int) -> str:
         return "m0" + offset(draw)
     if kind == "const":
         return str(draw(st.sampled_from([0, 1, 2, -3, 5])))
-    if kind == "n":
-        return "n"
+    if kind in ("n", "K"):
+        return kind
     if kind == "binop":
         return f"({sub()} {draw(st.sampled_from(['+', '-', '*']))} {sub()})"
     if kind == "floordiv":  # Python's floor semantics for negative operands
@@ -178,7 +179,7 @@ def float_expr(draw, sc: Scope, depth: int, temps_at_zero: bool = False) -> str:
     kinds += ["temp"] * 2 if sc.temps else []
     if depth > 0:
         kinds += ["binop", "binop", "binop", "neg", "ternary", "minmax", "div", "transc",
-                  "int", "func", "output"]
+                  "int", "func", "output", "at", "level", "square"]
     kind = draw(st.sampled_from(kinds))
     sub = lambda: float_expr(draw, sc, depth - 1, temps_at_zero)  # noqa: E731
     if kind == "a0":
@@ -225,6 +226,12 @@ def float_expr(draw, sc: Scope, depth: int, temps_at_zero: bool = False) -> str:
         if fn == "mix":
             return f"f_mix({sub()}, {sub()}, {draw(st.sampled_from(['s', '0.25']))})"
         return f"f_nested({arg}, {draw(st.sampled_from(['s', '0.75']))})"
+    if kind == "at":  # an absolute level of the compute domain (it has at least 4)
+        return f"a0.at(K={draw(st.sampled_from(['0', '1', '3', 'abs(n) % 3']))})"
+    if kind == "level":  # the current level as a value (int64)
+        return "(float(K) * 0.5)"
+    if kind == "square":
+        return f"({sub()} ** 2)"
     if kind == "output":  # rarely: an output read at an offset (may break the model)
         if draw(st.integers(0, 7)) == 0:
             sc.read_outputs = True
@@ -259,7 +266,8 @@ def assignment(draw, sc: Scope, indent: str, masked: bool) -> str:
         return f"{indent}w0[0, 0, 0][{draw(st.integers(0, VEC_OUT[2] - 1))}] = {value}"
     if target == "o1":
         sc.float32 = True
-    return f"{indent}{target} = {value}"
+    op = draw(st.sampled_from(["=", "=", "=", "+=", "-=", "*="]))  # augmented: a read at the point
+    return f"{indent}{target} {op} {value}"
 
 
 def statements(draw, sc: Scope, indent: str, depth: int) -> list[str]:
@@ -298,7 +306,11 @@ def statements(draw, sc: Scope, indent: str, depth: int) -> list[str]:
                 continue
             dk = -1 if sc.policy == "FORWARD" else 1
             value = float_expr(draw, sc, 1)
-            lines.append(f"{indent}o0 = 0.5 * o0[0, 0, {dk}] + {value}")
+            if draw(st.integers(0, 2)):
+                lines.append(f"{indent}o0 = 0.5 * o0[0, 0, {dk}] + {value}")
+            else:  # an off-centre write of the level the sweep has passed
+                sc.float32 = True
+                lines.append(f"{indent}o1[0, 0, {dk}] = {value}")
         elif kind == "while":  # a counter bounds the iterations; points stop at different times
             bound = float_expr(draw, sc, 1, temps_at_zero=True)
             lines.append(f"{indent}tw = 0.0")

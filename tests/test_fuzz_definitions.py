@@ -90,7 +90,8 @@ def assert_same_outputs(got: dict, want: dict, exactness: str, source: str):
             close = exactness == "f64" and x.dtype == np.float64
             both = np.isfinite(x) & np.isfinite(y)
             if both.any():  # measured, for the tolerance (printed after the bounded run)
-                rel = np.abs(x[both] - y[both]) / np.maximum(np.abs(y[both]), 1e-300)
+                xd, yd = x[both].astype(np.float64), y[both].astype(np.float64)
+                rel = np.abs(xd - yd) / np.maximum(np.abs(yd), 1e-300)
                 key = "f64" if close else "f32"
                 MAX_DIFF[key] = max(MAX_DIFF.get(key, 0.0), float(rel.max()))
             np.testing.assert_allclose(x, y, rtol=1e-12 if close else 1e-4,
