@@ -20,6 +20,7 @@ Every call is judged three ways:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,6 +241,12 @@ def calls(draw):
             tuple(draw(st.sampled_from(HUGE + (0, -1, 1, 3))) for _ in range(3)),
             (domain[0], draw(st.sampled_from(HUGE)), domain[2]), (0, 1, 1), (1, -1, 1),
             (domain[0] + 50, domain[1], domain[2]), (1, 1), (1.0, 1, 1), None]))
+    if draw(st.integers(0, 3)) == 0:  # NumPy integers (and bools) count as integers
+        wrap = draw(st.sampled_from([np.int64, np.int32, np.intp, np.int16]))
+        if isinstance(dom, tuple) and all(type(d) is int and abs(d) < 2**15 for d in dom):
+            dom = tuple(wrap(d) for d in dom)
+        if isinstance(origin, tuple) and all(type(o) is int and 0 <= o < 2**15 for o in origin):
+            origin = tuple(wrap(o) for o in origin)
     alias = draw(st.sampled_from(["none"] * 3 + ["same", "reversed", "shifted"])) if hostile \
         else "none"
     return name, recipes, alias, origin, dom
@@ -271,9 +278,9 @@ def field_origins(spec, origin, arrays):
             o = o[:len(axes)]  # a field's own origin may end in a zero per data dimension
         if len(o) == 3 and axes != "IJK":
             o = tuple(o[AXES.index(a)] for a in axes)
-        if len(o) != len(axes) or not all(type(v) is int for v in o):
+        if len(o) != len(axes) or not all(isinstance(v, numbers.Integral) for v in o):
             return None
-        result[fname] = o
+        result[fname] = tuple(int(v) for v in o)
     if isinstance(origin, dict) and set(origin) - set(spec.fields) - {"_all_"}:
         return None
     return result
@@ -307,8 +314,9 @@ def verdict(spec, arrays, origin, domain) -> tuple[str, str]:
                 return "invalid", f"{f} and {g} are the same output"
     if domain is not None:
         if not (isinstance(domain, tuple) and len(domain) == 3
-                and all(type(d) is int for d in domain)):
+                and all(isinstance(d, numbers.Integral) for d in domain)):
             return "invalid", f"domain {domain!r}"
+        domain = tuple(int(d) for d in domain)
         if min(domain) <= 0:
             return "invalid", f"domain {domain} not positive"
         if domain[2] < spec.min_k:
