@@ -33,7 +33,10 @@ from fuzz_grammar import fuzz_settings
 from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval
 
 SENTINEL = -4321.0
-HUGE = (2**31, 2**32 + 1, 2**62, 2**63 - 1, 2**63, 2**64 + 2, -(2**63))
+#: sizes and indices that wrap 64-bit arithmetic when added to a small one (or do not fit)
+HUGE = (2**31, 2**32 + 1, 2**62, 2**63 - 1, 2**63 - 2, 2**63 - 5, 2**63, 2**64 + 2, -(2**63),
+        -(2**63) + 1, -(2**62))
+WRAP = (2**63 - 1, 2**63 - 2, 2**63 - 3, -(2**63), -(2**63) + 1)
 
 
 def shift_defn(src: Field[np.float64], dst: Field[np.float64], w: float):
@@ -180,9 +183,11 @@ def calls(draw):
     name = draw(st.sampled_from(sorted(SPECS)))
     spec = SPECS[name]
     domain = tuple(draw(st.integers(1, 5)) for _ in range(2)) + (draw(st.integers(spec.min_k, 5)),)
-    # half the calls are well-formed by construction (the model must find them valid, or
-    # undecided where a default applies); the other half carry one or more hostile choices
-    hostile = draw(st.booleans())
+    # a third of the calls are well-formed by construction (the model must find them valid,
+    # or undecided where a default applies), a fifth are well-formed but for one size or
+    # index at the edge of 64-bit arithmetic, the others carry one or more hostile choices
+    scenario = draw(st.sampled_from(["clean"] * 3 + ["wrap", "wrap"] + ["hostile"] * 3))
+    hostile = scenario == "hostile"
     odd = lambda n: hostile and draw(st.integers(0, n)) == 0  # noqa: E731
     per_field = draw(st.booleans()) if hostile else True
     common = tuple(draw(st.integers(0, 2)) for _ in range(3))
@@ -227,7 +232,14 @@ def calls(draw):
     elif kind == "none":
         origin = None
     else:
+        axis, huge = draw(st.integers(0, 2)), draw(st.sampled_from(HUGE))
+        one_field = next(iter(origins))
         origin = draw(st.sampled_from([
+            # one entry huge, the others right: only the overflow stands between the call
+            # and memory it must not touch
+            tuple(huge if a == axis else c for a, c in enumerate(common)),
+            {**origins, one_field: tuple(huge if a == axis else c
+                                         for a, c in enumerate(origins[one_field]))},
             tuple(draw(st.sampled_from(HUGE + (0, 1, -1))) for _ in range(3)),
             (draw(st.sampled_from(HUGE)), 0, 0), (0, 0), (0, 0, 0, 0), (0.5, 0, 0), "000",
             {"nosuch": (0, 0, 0)}, {"_all_": (0, -1, 0)}]))
@@ -237,7 +249,10 @@ def calls(draw):
     elif dkind == "none":
         dom = None
     else:
+        axis, huge = draw(st.integers(0, 2)), draw(st.sampled_from(HUGE))
         dom = draw(st.sampled_from([
+            tuple(huge if a == axis else n for a, n in enumerate(domain)),
+            tuple(huge if a == axis else n for a, n in enumerate(domain)),
             tuple(draw(st.sampled_from(HUGE + (0, -1, 1, 3))) for _ in range(3)),
             (domain[0], draw(st.sampled_from(HUGE)), domain[2]), (0, 1, 1), (1, -1, 1),
             (domain[0] + 50, domain[1], domain[2]), (1, 1), (1.0, 1, 1), None]))
@@ -247,6 +262,21 @@ def calls(draw):
             dom = tuple(wrap(d) for d in dom)
         if isinstance(origin, tuple) and all(type(o) is int and 0 <= o < 2**15 for o in origin):
             origin = tuple(wrap(o) for o in origin)
+    if scenario == "wrap":
+        # the call as it is but one size or index at the edge of 64-bit arithmetic: only the
+        # overflow checks stand between it and memory it must not touch
+        wrap = draw(st.sampled_from(WRAP))
+        axis = draw(st.integers(0, 2))
+        if draw(st.booleans()) or origin is None or dom is None:
+            dom = tuple(wrap if a == axis else n for a, n in enumerate(domain))
+        elif isinstance(origin, tuple) and len(origin) == 3:
+            origin = tuple(wrap if a == axis else o for a, o in enumerate(origin))
+        elif isinstance(origin, dict):
+            field = draw(st.sampled_from(sorted(origin)))
+            o = origin[field]
+            if isinstance(o, tuple) and axis < len(o):
+                origin = {**origin, field: tuple(wrap if a == axis else v
+                                                 for a, v in enumerate(o))}
     alias = draw(st.sampled_from(["none"] * 3 + ["same", "reversed", "shifted"])) if hostile \
         else "none"
     return name, recipes, alias, origin, dom
