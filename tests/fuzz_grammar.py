@@ -21,9 +21,11 @@ docs/testing.md.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -389,6 +391,7 @@ def programs(draw) -> Program:
 # ----------------------------------------------------------------------------- loading
 
 _DIR = Path(tempfile.mkdtemp(prefix="gtscript_fuzz_"))
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
 _COUNTER = itertools.count()
 
 
