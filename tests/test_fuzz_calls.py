@@ -414,7 +414,7 @@ def _with_corpus(test):
     return test
 
 
-@fuzz_settings(bounded=250)
+@fuzz_settings(bounded=500)
 @_with_corpus
 @given(case=calls())
 def test_random_calls_run_correctly_or_raise_leaving_every_array_unchanged(case):

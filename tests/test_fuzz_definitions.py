@@ -167,7 +167,7 @@ REFUSALS: list = []
 
 @pytest.mark.filterwarnings("ignore:temporary .* is written but never read")
 @pytest.mark.filterwarnings("ignore::gtscript.errors.GT4PyCompatibilityWarning")
-@fuzz_settings(bounded=60)
+@fuzz_settings(bounded=80)
 @given(program=programs(), data=st.data())
 def test_random_definitions_agree_on_cpu_and_numpy(program, data):
     outcome = check_program(
