@@ -147,8 +147,8 @@ def int_expr(draw, sc: Scope, depth: int) -> str:
         return f"({sub()} % (abs({sub()}) + {draw(st.sampled_from([1, 2]))}))"
     if kind == "neg":
         return f"(-{sub()})"
-    if kind == "ternary":
-        return f"({sub()} if {cond(draw, sc, depth - 1)} else {sub()})"
+    if kind == "ternary":  # temporaries at the point: it may sit in a branch that updates them
+        return f"({sub()} if {cond(draw, sc, depth - 1, temps_at_zero=True)} else {sub()})"
     # a float truncated to int, kept in a range an int32 holds
     # (temporaries at the point: the expression may sit in a branch that updates them)
     return f"int(min(max({float_expr(draw, sc, depth - 1, True)}, -50.0), 50.0))"
