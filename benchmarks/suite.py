@@ -258,7 +258,11 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
         gt4py_kernels.COMPILED if options.gt4py_compiled else ())
     for backend in backends:
         start = time.perf_counter()
+        # GT4Py's compiled backends run setuptools in the working directory, which refuses a
+        # checkout of several top-level packages: build from the cache directory instead
+        here = os.getcwd()
         try:
+            os.chdir(os.environ["GT_CACHE_ROOT"])
             stencils = gt4py_kernels.load(backend, dtype, options.stencils)
         # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
         # setuptools exits (SystemExit "error: command ... failed")
@@ -268,6 +272,8 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
                    f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
             notes.append(f"GT4Py {backend} does not build here ({why}): column skipped")
             continue
+        finally:
+            os.chdir(here)
         build_s[f"gt4py:{backend}"] = time.perf_counter() - start
         impls[f"{GT4PY}{backend}]"] = {name: _gt4py_call(st) for name, st in stencils.items()}
 
