@@ -262,6 +262,7 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
         # checkout of several top-level packages: build from the cache directory instead
         here = os.getcwd()
         try:
+            os.makedirs(os.environ["GT_CACHE_ROOT"], exist_ok=True)
             os.chdir(os.environ["GT_CACHE_ROOT"])
             stencils = gt4py_kernels.load(backend, dtype, options.stencils)
         # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
