@@ -307,7 +307,7 @@ static bool alloc_slabs(Launch *L, Buffers *B, char **ptrs, int64_t *strides, bo
         if (L->c->prog.storage[t] != TS_SLAB) continue;
         const Symbol *s = st->temps[t];
         int lo[3], hi[3];
-        cuda_temp_halo(&L->c->prog, s, lo, hi);
+        cuda_temp_halo(s, lo, hi);
         bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
         int64_t ni = L->bi + hi[0] - lo[0], nj = L->bj + hi[1] - lo[1], nk = ij ? 1 : L->nk + hi[2] - lo[2];
         int64_t *sv = strides + (size_t)s->slot * GT_STRIDES;

@@ -189,7 +189,7 @@ static void bind_smem(W *w, int kernel) {
             off = gen_declare(&w->g, HOIST, "const long long", "smem_offset", "%s", end);
         }
         int lo[3], hi[3];
-        cuda_temp_halo(w->prog, s, lo, hi);
+        cuda_temp_halo(s, lo, hi);
         const char *sw = swp(w), *b_i = bi(w), *b_j = bj(w);
         char base[160], type[64];
         ident(base, sizeof base, "t_", s->name, "_si");
@@ -424,9 +424,9 @@ static void bound_text(W *w, char *buf, size_t n, AxisBound b, const char *size)
 
 /* The extent a stage loop covers for statement p: argument fields' writers run on the
  * points the block owns and, at the domain's edges, on their analysed extent; temporaries'
- * writers on their tile extent (cudagen_impl.h). */
+ * writers on their tile extent (analysis/tiles.c). */
 static const int *loop_extent(W *w, const PStmt *p) {
-    return writes_field(p, w->st->nfields) ? p->s->horizontal_extent : p->text;
+    return writes_field(p, w->st->nfields) ? p->s->horizontal_extent : p->s->tile_extent;
 }
 
 /* Where statement p runs inside the stage loop (which covers the union of extents
@@ -655,6 +655,5 @@ void cuda_program_free(CudaProgram *p) {
     free(p->kernels);
     free(p->storage);
     free(p->temp_kernel);
-    free(p->temp_halo);
     memset(p, 0, sizeof *p);
 }

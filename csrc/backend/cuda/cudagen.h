@@ -44,7 +44,6 @@ typedef struct CudaProgram {
     CudaKernel *kernels;
     TempStorage *storage; /* per temporary */
     int *temp_kernel;     /* per temporary: the kernel holding a TS_SMEM temporary */
-    int (*temp_halo)[4];  /* per temporary: I/J halo of its tile (ilo, ihi, jlo, jhi; lo <= 0 <= hi) */
 } CudaProgram;
 
 /* Largest dynamic shared memory a kernel may ask for without opting in. */
@@ -60,7 +59,7 @@ void cuda_program_free(CudaProgram *p);
  * shared temporaries in temporary order, each (bi + halo) x (bj + halo) rounded up to 16. */
 size_t cuda_smem_bytes(const Stencil *st, const CudaProgram *p, int k, int bi, int bj);
 
-/* Halo sizes (lo <= 0 <= hi) of temporary t's tile or slab along I, J, K. */
-void cuda_temp_halo(const CudaProgram *p, const Symbol *t, int lo[3], int hi[3]);
+/* Halo sizes (lo <= 0 <= hi) of temporary t along I, J, K. */
+void cuda_temp_halo(const Symbol *t, int lo[3], int hi[3]);
 
 #endif

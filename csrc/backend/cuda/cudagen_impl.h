@@ -21,13 +21,6 @@ typedef struct PStmt {
     int kernel, stage; /* stage numbers are global and increase in execution order */
     Access *acc;
     int nacc;
-    /* where a block computes it relative to its tile (ilo, ihi, jlo, jhi): the analysed
-     * horizontal_extent widened by what later statements read of the temporaries it writes,
-     * ignoring region boxes. Per-region extents clip a temporary's extent to what the regions
-     * read of the whole domain; a block still reads its neighbours' points at the tile edge.
-     * Only temporaries' writers run beyond the analysed extent, and never outside it in the
-     * domain (cudagen.c). */
-    int text[4];
 } PStmt;
 
 typedef struct KPlan {

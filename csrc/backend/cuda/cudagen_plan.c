@@ -216,59 +216,11 @@ static void classify_temps(const Stencil *st, KPlan *P, CudaProgram *out, int bl
     }
 }
 
-/* Widens e (ilo, ihi, jlo, jhi) to hold x shifted by (di, dj). */
-static void widen_by(int *e, const int *x, int di, int dj) {
-    if (x[0] + di < e[0]) e[0] = x[0] + di;
-    if (x[1] + di > e[1]) e[1] = x[1] + di;
-    if (x[2] + dj < e[2]) e[2] = x[2] + dj;
-    if (x[3] + dj > e[3]) e[3] = x[3] + dj;
-}
-
-/* The tile extents (PStmt.text) and the temporaries' tile halos. Visiting the statements
- * from the last to the first, as the extent analysis does but without region boxes: a
- * temporary's writer runs wherever a later statement of the same block reads the
- * temporary, its extent shifted by the offset. A region reading t[-1] from I[1] on needs t
- * from the domain's first point only (the analysed extent), but at every tile's first
- * point the block needs t one point left of its tile. Blocks are independent (shared tiles
- * and slabs are block-private), so this holds across kernels as well. */
-static bool tile_extents(const Stencil *st, KPlan *P, CudaProgram *out) {
-    int nslots = stencil_nslots(st);
-    int (*need)[4] = calloc((size_t)nslots + 1, sizeof *need);
-    if (need == NULL) return false;
-    for (int i = P->nstmts - 1; i >= 0; i--) {
-        PStmt *p = &P->stmts[i];
-        memcpy(p->text, p->s->horizontal_extent, sizeof p->text);
-        for (int a = 0; a < p->nacc; a++)
-            if (p->acc[a].write && p->acc[a].slot >= st->nfields) widen_by(p->text, need[p->acc[a].slot], 0, 0);
-        for (int a = 0; a < p->nacc; a++) {
-            const Access *x = &p->acc[a];
-            if (!x->write && x->slot >= st->nfields) widen_by(need[x->slot], p->text, x->off[0], x->off[1]);
-        }
-    }
-    /* a tile holds every point its block writes or reads, and at least the analysed access */
-    for (int t = 0; t < st->ntemps; t++) {
-        const Symbol *s = st->temps[t];
-        int *h = out->temp_halo[t];
-        if (s->has_access) {
-            h[0] = s->access.lo[0] < 0 ? s->access.lo[0] : 0, h[1] = s->access.hi[0] > 0 ? s->access.hi[0] : 0;
-            h[2] = s->access.lo[1] < 0 ? s->access.lo[1] : 0, h[3] = s->access.hi[1] > 0 ? s->access.hi[1] : 0;
-        }
-    }
-    for (int i = 0; i < P->nstmts; i++) {
-        const PStmt *p = &P->stmts[i];
-        for (int a = 0; a < p->nacc; a++) {
-            const Access *x = &p->acc[a];
-            if (x->slot < st->nfields) continue;
-            widen_by(out->temp_halo[x->slot - st->nfields], p->text, x->off[0], x->off[1]);
-        }
-    }
-    free(need);
-    return true;
-}
-
-void cuda_temp_halo(const CudaProgram *p, const Symbol *t, int lo[3], int hi[3]) {
-    const int *h = p->temp_halo[t->index];
-    lo[0] = h[0], hi[0] = h[1], lo[1] = h[2], hi[1] = h[3];
+/* The tile extents of the analysis (tiles.c): a block's tile or slab holds every point the
+ * block writes or reads of the temporary, region statements' reads across the block's edges
+ * included. */
+void cuda_temp_halo(const Symbol *t, int lo[3], int hi[3]) {
+    lo[0] = t->tile_hext[0], hi[0] = t->tile_hext[1], lo[1] = t->tile_hext[2], hi[1] = t->tile_hext[3];
     lo[2] = t->has_access && t->access.lo[2] < 0 ? t->access.lo[2] : 0;
     hi[2] = t->has_access && t->access.hi[2] > 0 ? t->access.hi[2] : 0;
 }
@@ -278,7 +230,7 @@ size_t cuda_smem_bytes(const Stencil *st, const CudaProgram *p, int k, int bi, i
     for (int t = 0; t < st->ntemps; t++) {
         if (p->storage[t] != TS_SMEM || p->temp_kernel[t] != k) continue;
         int lo[3], hi[3];
-        cuda_temp_halo(p, st->temps[t], lo, hi);
+        cuda_temp_halo(st->temps[t], lo, hi);
         size_t bytes = (size_t)(bi + hi[0] - lo[0]) * (size_t)(bj + hi[1] - lo[1]) *
                        (size_t)dtype_size(st->temps[t]->dtype);
         total += (bytes + 15) / 16 * 16;
@@ -305,9 +257,7 @@ bool kplan_build(const Stencil *st, KPlan *P, CudaProgram *out, int block_x, int
         out->kernels = calloc((size_t)P->nkernels + 1, sizeof *out->kernels);
         out->storage = calloc((size_t)st->ntemps + 1, sizeof *out->storage);
         out->temp_kernel = calloc((size_t)st->ntemps + 1, sizeof *out->temp_kernel);
-        out->temp_halo = calloc((size_t)st->ntemps + 1, sizeof *out->temp_halo);
-        ok = P->needs_sync && out->kernels && out->storage && out->temp_kernel && out->temp_halo &&
-             tile_extents(st, P, out);
+        ok = P->needs_sync && out->kernels && out->storage && out->temp_kernel;
     }
     if (ok) {
         assign_stages(st, P, a, b);

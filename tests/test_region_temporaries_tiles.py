@@ -1,10 +1,10 @@
-"""A horizontal region reading a temporary at a horizontal offset, on the cuda backend with
-thread blocks smaller than the domain: per-region extents size the temporary for what the
-regions read of the whole domain, but a block reads its neighbour's points at its tile's
-edge, so each block computes the temporary on its tile plus the halo its readers need
-(inside the analysed extent). Emulated cuda (several block sizes, both thread mappings),
-cpu and numpy against hand-written NumPy, with sentinel-filled margins; NVRTC compiles the
-source."""
+"""A horizontal region reading a temporary at a horizontal offset, computed tile by tile (cpu
+tiles, cuda thread blocks) on tiles smaller than the domain: per-region extents size the
+temporary for what the regions read of the whole domain, but a tile reads its neighbour's
+points at its edge, so each tile computes the temporary on the halo its readers need
+(inside the analysed extent; analysis/tiles.c). cpu with many tiles, emulated cuda (several
+block sizes, both thread mappings) and numpy against hand-written NumPy, with
+sentinel-filled margins; NVRTC compiles the source."""
 
 import numpy as np
 import pytest
@@ -116,6 +116,18 @@ def expected_of(hand, A):
     exp = np.full(A.shape, SENTINEL)
     exp[H:H + N[0], H:H + N[1]] = hand(A[H:H + N[0], H:H + N[1]], A)
     return exp
+
+
+@pytest.mark.parametrize("tile", ["3x2", "4x4", "1x7", "10x1", "2x3"])
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_cpu_tiles_read_region_temporaries_across_tiles(rng, monkeypatch, name, layout, tile):
+    defn, hand = CASES[name]
+    monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
+    A = rng.uniform(-1, 1, (N[0] + 2 * H, N[1] + 2 * H, N[2]))
+    st = gtscript.stencil("cpu", defn)
+    out = run(st, A, layout)
+    np.testing.assert_array_equal(out, expected_of(hand, A), err_msg=f"cpu tiles {tile}")
 
 
 @pytest.mark.parametrize("name", CASES)
