@@ -317,9 +317,19 @@ class GlobalTable:
     Examples
     --------
     >>> import numpy as np
-    >>> from gtscript import GlobalTable
+    >>> import gtscript
+    >>> from gtscript import PARALLEL, Field, GlobalTable, computation, interval
     >>> GlobalTable[(np.float64, (4,))]     # a table of 4 values (docs/language.md)
     GlobalTable[(float64, (4,))]
+    >>> @gtscript.stencil(backend="numpy")
+    ... def calibrate(coef: GlobalTable[(np.float64, (3,))], x: Field[np.float64],
+    ...               out: Field[np.float64]):
+    ...     with computation(PARALLEL), interval(...):
+    ...         out = coef.A[0] + coef.A[1] * x + coef.A[2] * x * x
+    >>> out = np.zeros((1, 1, 3))
+    >>> calibrate(np.array([1.0, -2.0, 0.5]), np.arange(3.0).reshape(1, 1, 3), out)
+    >>> out[0, 0].tolist()
+    [1.0, -0.5, -1.0]
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> GlobalTable:

@@ -185,10 +185,7 @@ def test_a_region_reading_temporaries_beyond_its_analysis_is_refused(rng):
     """The temporary t is computed where the analysis placed region[I[1]:] (from the
     domain's second point); placed further left it would read t where it was never
     computed: the call is refused, before anything is written."""
-    # one thread block covers the domain: the cuda generator reads a temporary that a
-    # region reads at an offset from the block's own tile only, which the per-region
-    # extents do not size (a separate issue, with or without global placement)
-    for name, st in backends(temp_in_region, block=(16, 16)):
+    for name, st in backends(temp_in_region):
         A = rng.uniform(-1, 1, (10, 4, 2))
         out = np.full(A.shape, SENTINEL)
         with pytest.raises(ValueError, match="line .*global_origin 2 of global_domain 8 along I"):
@@ -244,7 +241,7 @@ def test_every_placement_of_a_part_matches_the_whole_grid(rng, defn, reference):
     regions miss them)."""
     A = rng.uniform(-1, 1, (NG[0] + 2 * H, NG[1] + 2 * H, NG[2]))
     full = reference(A)
-    for name, st in backends(defn, block=(16, 16)):
+    for name, st in backends(defn):
         for n in ((3, 2), (4, 9), (11, 1), (2, 5)):
             for gi in range(NG[0] - n[0] + 1):
                 for gj in range(NG[1] - n[1] + 1):

@@ -26,7 +26,8 @@ bool analyse_stencil(Stencil *st) {
     if (st->compute_on_the_fly &&
         (!inline_temporaries(st) || !extents_recompute_keeping_contract(st)))
         return false;
-    return !st->schedule_columns || schedule_columns(st);
+    if (st->schedule_columns && !schedule_columns(st)) return false;
+    return tile_extents(st);
 }
 
 int bound_cmp(AxisBound a, AxisBound b) {

@@ -173,9 +173,10 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
         for (int t = 0; t < st->ntemps; t++) {
             const Symbol *s = st->temps[t];
             const Extent *e = &s->access;
+            const int *th = s->tile_hext; /* I/J: what a tile reads or writes (tiles.c) */
             if (!s->has_access) continue; /* computed on the fly everywhere (inline.c) */
-            int64_t lo[3] = {-e->lo[0], -e->lo[1], -e->lo[2]};
-            int64_t len[3] = {sat_add(p->ti, e->hi[0] - e->lo[0]), sat_add(p->tj, e->hi[1] - e->lo[1]),
+            int64_t lo[3] = {-th[0], -th[2], -e->lo[2]};
+            int64_t len[3] = {sat_add(p->ti, th[1] - th[0]), sat_add(p->tj, th[3] - th[2]),
                               sat_add(domain[2], e->hi[2] - e->lo[2])};
             bool ij = !(s->axes & AX_K); /* one plane, the same at every level */
             if (ij) {

@@ -83,6 +83,9 @@ typedef struct Symbol {
     /* reads and writes, ignoring horizontal regions (every statement accesses its whole
      * extent): the call checks these on a domain below st->region_exact_domain */
     int plain_hext[4];
+    /* temporaries (tiles.c): the I/J halo of a tile's buffer, every point a tile writes or
+     * reads of it relative to the tile (ilo, ihi, jlo, jhi; lo <= 0 <= hi) */
+    int tile_hext[4];
     bool kread_parallel;
     /* fields: read at a K level the kernel checks (kchecked): the array must hold every level
      * of the compute domain */
@@ -221,6 +224,10 @@ struct Stmt {
     StmtKind kind;
     int line, col;
     int horizontal_extent[4]; /* analysed: ilo, ihi, jlo, jhi (ilo, jlo <= 0) */
+    /* analysed (tiles.c), top-level statements: where a tile computes the statement relative
+     * to the tile, horizontal_extent widened by what later statements of the tile read of the
+     * temporaries it writes; never run outside horizontal_extent in the domain */
+    int tile_extent[4];
     /* a statement writing an argument field keeps at least the extent it had in the IR as
      * written (extents_recompute_keeping_contract): its writes are visible to the caller */
     int contract_extent[4];

@@ -2,6 +2,7 @@
 #include "ir/print.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void print_bound(AxisBound b, StrBuf *o) {
     if (b.sym) {
@@ -108,7 +109,11 @@ static void print_stmt(const Stmt *s, int depth, StrBuf *o) {
         ir_print_expr(s->guard, o);
     }
     for (int b = 0; b < s->nboxes; b++) sb_printf(o, "%s", b == 0 ? "  in region" : " |");
-    sb_printf(o, "    # line %d, extent i<%d,%d> j<%d,%d>\n", s->line, h[0], h[1], h[2], h[3]);
+    sb_printf(o, "    # line %d, extent i<%d,%d> j<%d,%d>", s->line, h[0], h[1], h[2], h[3]);
+    const int *t = s->tile_extent; /* wider only where regions read temporaries (tiles.c) */
+    if (memcmp(t, h, sizeof s->tile_extent))
+        sb_printf(o, ", per tile i<%d,%d> j<%d,%d>", t[0], t[1], t[2], t[3]);
+    sb_puts(o, "\n");
     if (s->kind == S_WHILE) print_stmts(&s->while_.body, depth + 1, o);
     if (s->kind == S_IF) {
         print_stmts(&s->if_.then, depth + 1, o);
@@ -148,8 +153,8 @@ void ir_print(const Stencil *st, StrBuf *o) {
                           s->data_dims[d], d + 1 == s->ndata ? ")" : "");
         sb_printf(o, "    temporary %s: %s%s%s  # halo i<%d,%d> j<%d,%d> k<%d,%d>%s\n", s->name,
                   dtype_name(s->dtype), s->axes & AX_K ? "" : " (IJ)", dims,
-                  s->access.lo[0], s->access.hi[0], s->access.lo[1],
-                  s->access.hi[1], s->access.lo[2], s->access.hi[2],
+                  s->tile_hext[0], s->tile_hext[1], s->tile_hext[2],
+                  s->tile_hext[3], s->access.lo[2], s->access.hi[2],
                   s->column_local ? ", column-local" : "");
     }
     for (int c = 0; c < st->ncomps; c++) {

@@ -130,8 +130,9 @@ static void stmts(Ser *S, const StmtList *l);
 
 static void stmt(Ser *S, const Stmt *s) {
     StrBuf *o = S->out;
-    const int *h = s->horizontal_extent;
-    sb_printf(o, "\n{%d <%d %d %d %d> ", (int)s->kind, h[0], h[1], h[2], h[3]);
+    const int *h = s->horizontal_extent, *t = s->tile_extent;
+    sb_printf(o, "\n{%d <%d %d %d %d> <%d %d %d %d> ", (int)s->kind, h[0], h[1], h[2], h[3], t[0], t[1], t[2],
+              t[3]);
     opt_expr(S, s->guard);
     boxes(S, s->nboxes, s->boxes);
     switch (s->kind) {
@@ -170,7 +171,8 @@ static void symbol_facts(Ser *S, const Symbol *s) {
     sb_printf(S->out, " %s axes=%d slot=%d mask=%d r=%d w=%d ", dtype_name(s->dtype), s->axes,
               s->slot, s->is_mask, s->read, s->written);
     ints(S, s->ndata, s->data_dims);
-    sb_printf(S->out, " acc=%d col=%d", s->has_access, s->column_local);
+    sb_printf(S->out, " acc=%d col=%d tile=<%d %d %d %d>", s->has_access, s->column_local, s->tile_hext[0],
+              s->tile_hext[1], s->tile_hext[2], s->tile_hext[3]);
     extent(S, &s->access);
 }
 

@@ -284,9 +284,10 @@ class ConstEvaluator:
 
 
 def _is_language_type(cls: type) -> bool:
-    """``Field`` (gtscript's or GT4Py's) and the other subscriptable annotations of the
-    language."""
-    return cls is lang.Field or (
+    """The subscriptable annotations of the language: ``Field`` (gtscript's or GT4Py's) and
+    ``GlobalTable`` (gtscript's; GT4Py's is an object, see _is_language_object). Under
+    ``from __future__ import annotations`` they arrive as strings evaluated here."""
+    return cls is lang.Field or cls is lang.GlobalTable or (
         cls.__name__ == "Field" and (cls.__module__ or "").split(".")[0] == "gt4py"
     )
 

@@ -609,14 +609,20 @@ void cg_emit_point(CG *g, const Stmt *s) {
 static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueRef klo,
                       LLVMValueRef khi) {
     const Stmt *s = run[0];
-    /* The statement's extended domain, restricted to this tile plus the statement's extent:
-     * over all tiles that covers [lo, n + hi) once, and every value a later statement of the
-     * tile reads has been computed by the tile itself (redundantly on the halo). */
-    const int *h = s->horizontal_extent;
-    LLVMValueRef ilo = LLVMBuildNSWAdd(g->b, g->ti0, cg_c64(g, h[0]), "");
-    LLVMValueRef ihi = LLVMBuildNSWAdd(g->b, g->ti1, cg_c64(g, h[1]), "");
-    LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, cg_c64(g, h[2]), "");
-    LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, cg_c64(g, h[3]), "");
+    /* The statement's extended domain, restricted to this tile plus the statement's tile
+     * extent: over all tiles that covers [lo, n + hi) once, and every value a later statement
+     * of the tile reads has been computed by the tile itself (redundantly on the halo). The
+     * tile extent may reach further than the analysed one (regions reading temporaries across
+     * tile edges, analysis/tiles.c), never beyond it in the domain. */
+    const int *h = s->horizontal_extent, *t = s->tile_extent;
+    LLVMValueRef ilo = LLVMBuildNSWAdd(g->b, g->ti0, cg_c64(g, t[0]), "");
+    LLVMValueRef ihi = LLVMBuildNSWAdd(g->b, g->ti1, cg_c64(g, t[1]), "");
+    LLVMValueRef jlo = LLVMBuildNSWAdd(g->b, g->tj0, cg_c64(g, t[2]), "");
+    LLVMValueRef jhi = LLVMBuildNSWAdd(g->b, g->tj1, cg_c64(g, t[3]), "");
+    if (t[0] < h[0]) ilo = smax(g, ilo, cg_c64(g, h[0]));
+    if (t[1] > h[1]) ihi = smin(g, ihi, LLVMBuildNSWAdd(g->b, g->ni, cg_c64(g, h[1]), ""));
+    if (t[2] < h[2]) jlo = smax(g, jlo, cg_c64(g, h[2]));
+    if (t[3] > h[3]) jhi = smin(g, jhi, LLVMBuildNSWAdd(g->b, g->nj, cg_c64(g, h[3]), ""));
     if (box) {
         if (box->has[0]) ilo = smax(g, ilo, box_bound(g, 0, box->b[0]));
         if (box->has[1]) ihi = smin(g, ihi, box_bound(g, 0, box->b[1]));

@@ -90,7 +90,8 @@ static bool same_bound(AxisBound a, AxisBound b) {
 
 static bool same_domain(const Stmt *a, const Stmt *b) {
     for (int i = 0; i < 4; i++)
-        if (a->horizontal_extent[i] != b->horizontal_extent[i]) return false;
+        if (a->horizontal_extent[i] != b->horizontal_extent[i] || a->tile_extent[i] != b->tile_extent[i])
+            return false;
     /* one box at most: the boxes of a statement may overlap, and a merged nest per box would
      * run the run's first statements again after its last ones where they do */
     if (a->nboxes != b->nboxes || a->nboxes > 1) return false;

@@ -422,33 +422,50 @@ static void bound_text(W *w, char *buf, size_t n, AxisBound b, const char *size)
     else snprintf(buf, n, "%s %c %d", size, b.offset < 0 ? '-' : '+', b.offset < 0 ? -b.offset : b.offset);
 }
 
+/* The extent a stage loop covers for statement p: argument fields' writers run on the
+ * points the block owns and, at the domain's edges, on their analysed extent; temporaries'
+ * writers on their tile extent (analysis/tiles.c). */
+static const int *loop_extent(W *w, const PStmt *p) {
+    return writes_field(p, w->st->nfields) ? p->s->horizontal_extent : p->s->tile_extent;
+}
+
 /* Where statement p runs inside the stage loop (which covers the union of extents
  * [lo_i, nit + hi_i) x [lo_j, njt + hi_j)); the box, if any, restricts it further. */
 static void stmt_range(W *w, const PStmt *p, const int ulo[2], const int uhi[2], const Box *box, StrBuf *c) {
-    const int *h = p->s->horizontal_extent;
+    const int *h = p->s->horizontal_extent, *t = loop_extent(w, p);
     bool own = writes_field(p, w->st->nfields);
-    const char *loop[2] = {w->ii, w->jj};
-    const char *tile[2] = {nit(w), njt(w)};
+    const char *loop[2] = {w->ii, w->jj}, *pos[2] = {w->i, w->j};
+    const char *tile[2] = {nit(w), njt(w)}, *size[2] = {ni(w), nj(w)};
     char buf[160], buf2[160];
     for (int a = 0; a < 2; a++) {
-        int lo = h[2 * a], hi = h[2 * a + 1];
+        int lo = h[2 * a], hi = h[2 * a + 1], tlo = t[2 * a], thi = t[2 * a + 1];
         if (own && lo != 0) {
             snprintf(buf, sizeof buf, "(%s ? %d : 0)", a ? first_j(w) : first_i(w), lo);
             cond_and(c, "%s >= %s", loop[a], buf);
-        } else if (lo != ulo[a]) {
-            snprintf(buf, sizeof buf, "%d", lo);
+        } else if (tlo != ulo[a]) {
+            snprintf(buf, sizeof buf, "%d", tlo);
             cond_and(c, "%s >= %s", loop[a], buf);
+        }
+        /* beyond its tile a temporary's writer runs only inside its analysed extent: the
+         * call checked the arrays for that, and the points outside it are never read */
+        if (!own && tlo < lo) {
+            snprintf(buf, sizeof buf, "%d", lo);
+            cond_and(c, "%s >= %s", pos[a], buf);
         }
         if (own && hi != 0) {
             snprintf(buf, sizeof buf, "(%s ? %s + %d : %s)", a ? last_j(w) : last_i(w), tile[a], hi, tile[a]);
             cond_and(c, "%s < %s", loop[a], buf);
-        } else if (hi != uhi[a]) {
-            snprintf(buf, sizeof buf, "%s + %d", tile[a], hi);
+        } else if (thi != uhi[a]) {
+            snprintf(buf, sizeof buf, "%s + %d", tile[a], thi);
             cond_and(c, "%s < %s", loop[a], buf);
+        }
+        if (!own && thi > hi) {
+            if (hi == 0) snprintf(buf, sizeof buf, "%s", size[a]);
+            else snprintf(buf, sizeof buf, "%s %c %d", size[a], hi < 0 ? '-' : '+', hi < 0 ? -hi : hi);
+            cond_and(c, "%s < %s", pos[a], buf);
         }
     }
     if (box == NULL) return;
-    const char *pos[2] = {w->i, w->j};
     for (int a = 0; a < 2; a++) {
         for (int e = 0; e < 2; e++) {
             if (!box->has[2 * a + e]) continue;
@@ -490,7 +507,7 @@ static void open_axis(W *w, const char *var, const char *t, const char *b, const
 static void write_stage(W *w, const PStmt *first, int n) {
     int ulo[2] = {0, 0}, uhi[2] = {0, 0};
     for (int q = 0; q < n; q++) {
-        const int *h = first[q].s->horizontal_extent;
+        const int *h = loop_extent(w, &first[q]);
         for (int a = 0; a < 2; a++) {
             if (h[2 * a] < ulo[a]) ulo[a] = h[2 * a];
             if (h[2 * a + 1] > uhi[a]) uhi[a] = h[2 * a + 1];

@@ -216,11 +216,13 @@ static void classify_temps(const Stencil *st, KPlan *P, CudaProgram *out, int bl
     }
 }
 
+/* The tile extents of the analysis (tiles.c): a block's tile or slab holds every point the
+ * block writes or reads of the temporary, region statements' reads across the block's edges
+ * included. */
 void cuda_temp_halo(const Symbol *t, int lo[3], int hi[3]) {
-    for (int a = 0; a < 3; a++) {
-        lo[a] = t->has_access && t->access.lo[a] < 0 ? t->access.lo[a] : 0;
-        hi[a] = t->has_access && t->access.hi[a] > 0 ? t->access.hi[a] : 0;
-    }
+    lo[0] = t->tile_hext[0], hi[0] = t->tile_hext[1], lo[1] = t->tile_hext[2], hi[1] = t->tile_hext[3];
+    lo[2] = t->has_access && t->access.lo[2] < 0 ? t->access.lo[2] : 0;
+    hi[2] = t->has_access && t->access.hi[2] > 0 ? t->access.hi[2] : 0;
 }
 
 size_t cuda_smem_bytes(const Stencil *st, const CudaProgram *p, int k, int bi, int bj) {
