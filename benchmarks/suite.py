@@ -249,6 +249,11 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
     if "GT_CACHE_ROOT" not in os.environ:
         import tempfile
         os.environ["GT_CACHE_ROOT"] = tempfile.mkdtemp(prefix="gtscript-bench-gt4py-")
+    # GT4Py 1.1 compiles its extensions with -std=c++17, but the DaCe it requires (2.0) uses
+    # std::bit_cast in its runtime headers, so dace:cpu fails to build; GT4Py appends this
+    # variable's flags after its own (read when gt4py is imported), and the later -std wins.
+    # The gridtools backends build and run the same under C++20.
+    os.environ.setdefault("GT4PY_EXTRA_COMPILE_ARGS", "-std=c++20")
     try:
         import gt4py_kernels  # needs the optional gt4py
     except ImportError as exc:
