@@ -141,9 +141,9 @@ static void make_candidates(TuneRecord *r) {
         }
         add_candidate(r, twice(ti), tj / 2, bc);
         add_candidate(r, ti / 2, twice(tj), bc);
-        /* ti * tj <= ni * nj, which fits (call.c bounds the domain's points) */
-        if (r->domain[0] > ti && ti * tj >= r->domain[0])
-            add_candidate(r, r->domain[0], ti * tj / r->domain[0], bc);
+        int64_t area;
+        if (r->domain[0] > ti && !__builtin_mul_overflow(ti, tj, &area) && area >= r->domain[0])
+            add_candidate(r, r->domain[0], area / r->domain[0], bc);
     }
     r->blocks_cand = -1;
     if (m->blocks_free && r->ncand < TUNE_MAX_CANDIDATES) {
