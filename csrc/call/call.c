@@ -848,7 +848,6 @@ typedef struct Job {
     const int64_t *domain;
     const char *scalars;
     int64_t next_tile;
-    int workers; /* threads that took part (a tuning measurement needs all of the plan's) */
     /* interrupt.h: watch.mark is where the SIGINT counter stood; tiles stop being taken when
      * it moves, while loops stop when watch.counter moves (codegen.h) */
     GtLoopWatch watch;
@@ -865,7 +864,6 @@ static RunState tiles_left(void *ctx) {
 static void run_tiles(void *ctx, int worker) {
     Job *job = ctx;
     const Plan *p = job->plan;
-    __atomic_fetch_add(&job->workers, 1, __ATOMIC_RELAXED);
     char **ptrs = p->ptrs + (size_t)worker * (size_t)p->nptrs;
     const int64_t *strides = p->strides + (size_t)worker * (size_t)p->nslots * GT_STRIDES;
     int64_t ntiles = p->nti * p->ntj;
@@ -969,7 +967,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0, 0, {0, NULL, 0}};
+    Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
     GtLoopWatch *watch = &job.watch;
     memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
     PyObject *saved[256] = {NULL};
@@ -977,16 +975,17 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         release_plan(m, plan, owned);
         goto done;
     }
+    int workers = 0; /* threads that took part, summed over the runs of an interrupted call */
     double t1 = call_now();
     /* A single tile without while loops always ends: it runs without the SIGINT watch (a
      * Ctrl-C is then seen by Python right after the call, as for any C function). */
     if (plan->nti * plan->ntj <= 1 && !st->has_while) {
         job.watch.mark = interrupt_mark();
         job.watch.counter = &job.watch.mark; /* (no loops to watch) */
-        Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
+        Py_BEGIN_ALLOW_THREADS workers = pool_run(run_tiles, &job, plan->nthreads);
         Py_END_ALLOW_THREADS
     } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.watch.mark, &job.watch.counter,
-                              tiles_left)) {
+                              tiles_left, &workers)) {
         call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;
@@ -1001,7 +1000,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     /* the kernel's time, for the tuner: a clean measurement when every thread of the plan
      * took part, once (a busy pool runs the call on its own thread; an interrupted run that
      * resumed counts its threads twice) */
-    if (ok) tune_end(m->tune, m->cache_key, &tc, t2 - t1, job.workers == plan->nthreads, b.exec_info != NULL);
+    if (ok) tune_end(m->tune, m->cache_key, &tc, t2 - t1, workers == plan->nthreads, b.exec_info != NULL);
     ok = ok && (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant, &tc));
     release_plan(m, plan, owned);
     if (ok) result = Py_NewRef(Py_None);

@@ -37,12 +37,15 @@ struct TuneTable {
     TuneRecord rec[TUNE_MAX_RECORDS];
     int n;
     int last; /* the record of the latest call: repeated calls find it first */
+    int threads; /* the pool's size, fixed once read (pool.h) */
     unsigned next_serial;
     unsigned long long clock;
 };
 
 TuneTable *tune_table_new(void) {
-    return calloc(1, sizeof(TuneTable));
+    TuneTable *t = calloc(1, sizeof(TuneTable));
+    if (t) t->threads = pool_threads();
+    return t;
 }
 
 void tune_table_free(TuneTable *t) {
@@ -96,6 +99,7 @@ static TuneRecord *find(TuneTable *t, const int64_t domain[3], CpuVariant v, int
 }
 
 static TuneRecord *by_serial(TuneTable *t, unsigned serial) {
+    if (t->last < t->n && t->rec[t->last].serial == serial) return &t->rec[t->last];
     for (int i = 0; i < t->n; i++)
         if (t->rec[i].serial == serial) return &t->rec[i];
     return NULL;
@@ -333,7 +337,7 @@ void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const in
     tc->step = -1;
     tc->measured = false;
     tc->have_snap = false;
-    int threads = pool_threads();
+    int threads = t ? t->threads : pool_threads();
     TuneRecord *r = t ? find(t, domain, variant, threads) : NULL;
     PlanChoice model;
     memset(&model, 0, sizeof model);
