@@ -21,7 +21,8 @@ typedef struct PlanChoice {
     const char *tile_why;  /* "model", "env" or "one tile (writes beyond the domain)" */
     const char *block_why; /* "model", "env", "model: scratch over 64 MiB"; NULL: no group
                               can run in blocks (block_cols is then 0) */
-    int tile_axis;         /* the model's: the axis (0: I, 1: J) it sized from the L2 budget */
+    int tile_axis;         /* the axis (0: I, 1: J) whose extent the model worked out (the
+                              other it took whole or fixed): the tuner varies it first */
     bool tile_free;        /* the model chose the tile: other tiles compute the same */
     bool blocks_free;      /* the model chose, and blocks and bundles are both possible */
     bool env;              /* GTSCRIPT_TILE_SIZE or GTSCRIPT_COLUMN_BLOCKS decided something */
