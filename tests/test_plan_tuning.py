@@ -68,7 +68,8 @@ def np_thomas(a, b, c, d):
     dp[..., 0] = d[..., 0] / b[..., 0]
     for k in range(1, a.shape[2]):
         cp[..., k] = c[..., k] / (b[..., k] - a[..., k] * cp[..., k - 1])
-        dp[..., k] = (d[..., k] - a[..., k] * dp[..., k - 1]) / (b[..., k] - a[..., k] * cp[..., k - 1])
+        dp[..., k] = ((d[..., k] - a[..., k] * dp[..., k - 1])
+                      / (b[..., k] - a[..., k] * cp[..., k - 1]))
     x[..., -1] = dp[..., -1]
     for k in range(a.shape[2] - 2, -1, -1):
         x[..., k] = dp[..., k] - cp[..., k] * x[..., k + 1]
@@ -80,7 +81,8 @@ def hdiff_case(rng, shape):
     domain = (shape[0] - 4, shape[1] - 4, shape[2])
     want = np.full(shape, 7.0)
     want[2:-2, 2:-2] = np_hdiff(inp, coeff)
-    return hdiff_defn, [inp, coeff, np.full(shape, 7.0)], 2, dict(origin=(2, 2, 0), domain=domain), want
+    call = dict(origin=(2, 2, 0), domain=domain)
+    return hdiff_defn, [inp, coeff, np.full(shape, 7.0)], 2, call, want
 
 
 def thomas_case(rng, shape):
@@ -131,7 +133,8 @@ def test_every_tuning_call_gives_the_same_bits(tune_any_call, rng, name, order, 
                for t in tile_whys[n + 1:calls])
     chosen = tuning["candidates"][tuning["chosen"]]
     assert tile_whys[calls:] == [tile_whys[-1]] * (len(whys) - calls)
-    assert tile_whys[-1].startswith(f"measured: {chosen['tile'][0]}x{chosen['tile'][1]} of {n} candidates (ms: ")
+    ti, tj = chosen["tile"]
+    assert tile_whys[-1].startswith(f"measured: {ti}x{tj} of {n} candidates (ms: ")
     assert tuple(plan["tile"]) == tuple(chosen["tile"])
     if name == "thomas":
         # C order with column groups: blocks and bundles are both candidates, and both ran
@@ -262,7 +265,8 @@ def test_a_fresh_process_uses_the_recorded_plan_from_its_first_call(tuned_cache,
     for line in lines:
         assert line["tile_why"] == "disk: measured on this machine"
         assert line["blocks_why"] == "disk: measured on this machine"
-        assert line["tile"] == cands[pick]["tile"] and line["blocks"] == (cands[pick]["column_blocks"] or 0)
+        assert line["tile"] == cands[pick]["tile"]
+        assert line["blocks"] == (cands[pick]["column_blocks"] or 0)
         assert line["tuning"]["state"] == "disk" and line["tuning"]["calls"] == 0
         assert line["tuning"]["chosen"] == pick
         assert [c["tile"] for c in line["tuning"]["candidates"]] == [c["tile"] for c in cands]
@@ -324,7 +328,8 @@ def test_autotune_off_and_overrides_measure_nothing(tmp_path, env, tile_why, blo
     cache.mkdir(mode=0o700)
     lines = run_process(cache, **env)
     for line in lines:
-        assert (line["tile_why"], line["blocks_why"], line["tuning"]) == (tile_why, blocks_why, None)
+        assert line["tile_why"] == tile_why and line["blocks_why"] == blocks_why
+        assert line["tuning"] is None
     assert len({(tuple(line["tile"]), line["blocks"]) for line in lines}) == 1
     if "GTSCRIPT_TILE_SIZE" in env:
         assert lines[0]["tile"] == [3, 20]
