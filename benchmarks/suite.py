@@ -3,7 +3,9 @@
 For every stencil (copy, laplacian, hdiff, thomas, advection), grid size and dtype it
   1. runs each implementation once and checks its result against the NumPy reference
      (`benchmarks/reference.py`) with assert_allclose, before any timing;
-  2. times `repeat` calls of each after one warm-up call, interleaved, and keeps the median;
+  2. lets gtscript measure its call plans (its first calls on a domain may each run another
+     plan: docs/performance.md#measured-call-plans), then times `repeat` calls of each after
+     one warm-up call, interleaved, and keeps the median;
   3. reports GB/s from the bytes that must move once (every input array read once, the
      output's compute domain written once), % of the STREAM-style copy bandwidth, and the
      speed-up of gtscript over NumPy, Numba and C (their time / gtscript's time: > 1 means
@@ -292,11 +294,28 @@ def _gt4py_call(stencil):
     return call
 
 
+#: The most calls a plan's tuning takes (csrc/call/tune.h: a warm-up, 7 candidates, 2 more).
+TUNING_CALLS = 10
+
+
 def _gtscript_call(stencil):
-    def call(arrays, scalars, halo):
+    def call(arrays, scalars, halo, exec_info=None):
         ni, nj, nk = next(iter(arrays.values())).shape
         stencil(**arrays, **scalars, origin=(halo, halo, 0),
-                domain=(ni - 2 * halo, nj - 2 * halo, nk))
+                domain=(ni - 2 * halo, nj - 2 * halo, nk), exec_info=exec_info)
+
+    def settle(arrays, scalars, halo):
+        """Calls until the call plan of these arrays is no longer being measured (the cpu
+        backend's first calls on a domain each run a candidate plan), so that the timed
+        calls all run the plan kept."""
+        for _ in range(TUNING_CALLS + 1):
+            info = {}
+            call(arrays, scalars, halo, exec_info=info)
+            tuning = info.get("plan", {}).get("tuning")
+            if tuning is None or tuning["state"] != "tuning":
+                return
+
+    call.settle = settle
     return call
 
 
@@ -335,6 +354,10 @@ def run_case(name, shape, dtype, impls, options, rng):
     args = {column: _arguments(column, inputs, out_name, shape, dtype) for column in impls}
     for column, table in impls.items():  # every result checked before anything is timed
         table[name](args[column], scalars, halo)
+    for column, table in impls.items():  # and gtscript's call plans measured
+        settle = getattr(table[name], "settle", None)
+        if settle is not None:
+            settle(args[column], scalars, halo)
     expected = args["numpy"][out_name]
     for column in impls:
         np.testing.assert_allclose(

@@ -23,6 +23,7 @@
 #include "call/exec_info.h"
 #include "call/gregion.h"
 #include "call/plan.h"
+#include "call/tune.h"
 #include "call/pool.h"
 #include "backend/cpu/build.h"
 #include "cache/cache.h"
@@ -313,6 +314,7 @@ static void Module_dealloc(ModuleObject *m) {
     Py_CLEAR(m->dict);
     Py_CLEAR(m->defaults);
     plan_free(m->plan);
+    tune_table_free(m->tune);
     cache_entry_unref(m->code);
     for (int v = 0; v < CPU_VARIANT_COUNT; v++) cache_entry_unref(m->variant_code[v]);
     free(m->passes);

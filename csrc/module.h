@@ -34,6 +34,7 @@ typedef struct ModuleObject {
     const char *origin_of_code; /* "build", "memory" or "disk" */
     struct Plan *plan; /* call plan (tiling, temporaries) of the last domain; see call/plan.h */
     int plan_busy;     /* set while a call uses `plan` (other threads build their own) */
+    struct TuneTable *tune; /* measured plans per domain (call/tune.h), made at the first call */
     struct CudaModule *cuda; /* cuda: source, cubin, loaded kernels (backend/cuda/module_cuda.h) */
     PyObject *defaults; /* {scalar name: default value} from the definition's signature, or NULL */
     PyObject *dict;  /* instance __dict__ (Python subclasses add attributes) */

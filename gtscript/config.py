@@ -57,13 +57,22 @@ VARIABLES: tuple[Variable, ...] = (
              "threads a cpu call may use; read once, at the first call", "a whole number >= 1",
              _count(1)),
     Variable("GTSCRIPT_TILE_SIZE", "chosen per call",
-             "cpu tiles as TIxTJ points (tuning, tests); never for stencils that must run as "
-             "one tile", "TIxTJ with positive whole numbers, e.g. 32x8",
+             "cpu tiles as TIxTJ points (measurements, tests; no plan tuning then); never for "
+             "stencils that must run as one tile", "TIxTJ with positive whole numbers, e.g. 32x8",
              lambda v: re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", v) is not None),
     Variable("GTSCRIPT_COLUMN_BLOCKS", "chosen per call",
              "C order column sweeps: 1 runs them in column blocks (a column-fastest scratch), "
-             "0 in bundles (measurements, tests); never changes what is computed", "0 or 1",
+             "0 in bundles (measurements, tests; no plan tuning then); never changes what is "
+             "computed", "0 or 1",
              lambda v: v in ("0", "1")),
+    Variable("GTSCRIPT_AUTOTUNE", "1",
+             "1: cpu calls long enough to matter measure a few tile and column-block plans over "
+             "their first calls on a domain and keep the fastest (docs/performance.md); 0: the "
+             "model's plan only. Never changes what is computed", "0 or 1",
+             lambda v: v in ("0", "1")),
+    Variable("GTSCRIPT_AUTOTUNE_MIN_MS", "2",
+             "tests only: the kernel time in ms under which a call's plan is not tuned",
+             "a number of milliseconds >= 0", _budget),
     Variable("GTSCRIPT_LLVM_BUDGET", "10",
              "seconds of LLVM optimisation per build before the rest of the kernel gets the "
              "cheaper pipeline", "a number of seconds >= 0", _budget),

@@ -210,7 +210,8 @@ def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shap
         np.testing.assert_array_equal(blocks[k], arrays[k])  # inputs unchanged
 
 
-def test_blocks_are_the_default_in_c_order_and_report_their_buffers(rng):
+def test_blocks_are_the_default_in_c_order_and_report_their_buffers(monkeypatch, rng):
+    monkeypatch.setenv("GTSCRIPT_AUTOTUNE", "0")  # the model's choice (measured: test_plan_tuning.py)
     arrays, _ = _arrays("thomas64", (4, 70, 12), rng)
     info = {}
     gtscript.stencil("cpu", thomas64)(**arrays, exec_info=info)

@@ -2,8 +2,9 @@
 
 `exec_info["plan"]` names the cache sizes read from sysfs, the L2 budget the tiles were sized
 for (half the L2, at most 512 KiB), why the tile shape is what it is ("model", "env", or one
-tile), and the column-block choice. Without an override the plan is a function of the stencil,
-the domain, the layout and those facts: the same every time.
+tile), and the column-block choice. Without an override, and with measured plans off
+(GTSCRIPT_AUTOTUNE=0: tests/test_plan_tuning.py tests them), the plan is a function of the
+stencil, the domain, the layout and those facts: the same every time.
 """
 
 import os
@@ -57,7 +58,8 @@ def _plan(defn, shape, **call):
     return info["plan"]
 
 
-def test_the_plan_names_the_machine_facts_it_used():
+def test_the_plan_names_the_machine_facts_it_used(monkeypatch):
+    monkeypatch.setenv("GTSCRIPT_AUTOTUNE", "0")  # the model's plan, whatever the call's time
     plan = _plan(lap, (40, 30, 12), origin=(1, 1, 0), domain=(38, 28, 12))
     machine = plan["machine"]
     for level in (1, 2, 3):
@@ -74,7 +76,8 @@ def test_an_override_is_reported(monkeypatch):
     assert plan["tile_why"] == "env" and tuple(plan["tile"]) == (5, 7)
 
 
-def test_the_plan_is_deterministic_without_overrides():
+def test_the_plan_is_deterministic_without_overrides(monkeypatch):
+    monkeypatch.setenv("GTSCRIPT_AUTOTUNE", "0")
     first = _plan(scan, (20, 130, 33))
     _plan(scan, (9, 9, 9))  # another domain: the stencil's cached plan is replaced
     again = _plan(scan, (20, 130, 33))

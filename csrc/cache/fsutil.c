@@ -60,6 +60,18 @@ char *fs_read_at(int dirfd, const char *name, size_t expect) {
     return fd < 0 ? NULL : read_checked(fd, expect, NULL);
 }
 
+char *fs_read_at_most(int dirfd, const char *name, size_t max, size_t *len) {
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    return read_checked(fd, (size_t)-1, len);
+}
+
 bool fs_write_at(int dirfd, const char *name, const void *data, size_t n) {
     int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return false;
@@ -79,15 +91,46 @@ bool fs_write_at(int dirfd, const char *name, const void *data, size_t n) {
     return close(fd) == 0;
 }
 
-bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size) {
+/* Six random characters of [a-zA-Z0-9] and a NUL into suffix; false when getrandom fails. */
+static bool random_suffix(char suffix[7]) {
     static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned char r[6];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return false;
+    for (int i = 0; i < 6; i++)
+        suffix[i] = chars[r[i] % (sizeof chars - 1)];
+    suffix[6] = '\0';
+    return true;
+}
+
+bool fs_replace_at(int dirfd, const char *name, const void *data, size_t n) {
+    char tmp[NAME_MAX + 1], suffix[7];
     for (int attempt = 0; attempt < 100; attempt++) {
-        unsigned char r[6];
-        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return false;
+        if (!random_suffix(suffix)) return false;
+        if (snprintf(tmp, sizeof tmp, "%s.tmp-%s", name, suffix) >= (int)sizeof tmp) {
+            errno = ENAMETOOLONG;
+            return false;
+        }
+        if (fs_write_at(dirfd, tmp, data, n)) {
+            if (renameat(dirfd, tmp, dirfd, name) == 0) return true;
+            int saved = errno;
+            unlinkat(dirfd, tmp, 0);
+            errno = saved;
+            return false;
+        }
+        if (errno != EEXIST) {
+            int saved = errno;
+            unlinkat(dirfd, tmp, 0); /* a write that failed part-way */
+            errno = saved;
+            return false;
+        }
+    }
+    return false;
+}
+
+bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size) {
+    for (int attempt = 0; attempt < 100; attempt++) {
         char suffix[7];
-        for (int i = 0; i < 6; i++)
-            suffix[i] = chars[r[i] % (sizeof chars - 1)];
-        suffix[6] = '\0';
+        if (!random_suffix(suffix)) return false;
         if (snprintf(name, size, "%s%s", prefix, suffix) >= (int)size) {
             errno = ENAMETOOLONG;
             return false;

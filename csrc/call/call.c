@@ -17,6 +17,7 @@
 #include "backend/cpu/jit.h"
 #include "call/machine.h"
 #include "call/plan.h"
+#include "call/tune.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -735,14 +736,22 @@ bad:
 
 /* How the call ran (cpu): layout class, kernel variant, threads, tiles and each temporary's
  * buffer (a tile buffer or one column bundle's; whether its first interior point is on a
- * 64-byte boundary). For tuning and for tests of the plan. */
-static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant) {
+ * 64-byte boundary), why the tile and the column blocks are what they are, and the tuning
+ * (tune.h). For tuning and for tests of the plan. */
+static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant, TuneCall *tc) {
     static const char *layouts[] = {"C", "F", "generic"};
     const Stencil *st = m->st;
+    const char *tile_why, *block_why;
+    PyObject *tuning = tune_info(tc, p, &tile_why, &block_why);
+    if (tuning == NULL) return NULL;
     /* column groups in C order: blocks of this many columns (0: bundles) and why */
-    bool blocks = p && p->block_why && p->block_cols > 0 && variant.layout == LAYOUT_K_UNIT && !variant.shared;
+    bool chose = p && block_why && variant.layout == LAYOUT_K_UNIT && !variant.shared;
+    bool blocks = chose && p->block_cols > 0;
     PyObject *temps = PyDict_New();
-    if (temps == NULL) return NULL;
+    if (temps == NULL) {
+        Py_DECREF(tuning);
+        return NULL;
+    }
     for (int t = 0; t < st->ntemps && p; t++) {
         const Symbol *s = st->temps[t];
         if (!s->has_access) continue;
@@ -755,11 +764,11 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         if (e == NULL || PyDict_SetItemString(temps, s->name, e) < 0) {
             Py_XDECREF(e);
             Py_DECREF(temps);
+            Py_DECREF(tuning);
             return NULL;
         }
         Py_DECREF(e);
     }
-    bool chose = p && p->block_why && variant.layout == LAYOUT_K_UNIT && !variant.shared;
     /* the machine facts the plan was derived from (sysfs; 0 where the OS does not say) */
     PyObject *machine = Py_BuildValue("{s:L,s:L,s:L,s:O}", "l1d_bytes", (long long)cpu_cache_bytes(1),
                                       "l2_bytes", (long long)cpu_cache_bytes(2), "l3_bytes",
@@ -767,22 +776,23 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
                                       jit_has_wide_vectors() ? Py_True : Py_False);
     if (machine == NULL) {
         Py_DECREF(temps);
+        Py_DECREF(tuning);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:N}", "layout", layouts[variant.layout],
-                         "shared_memory", variant.shared ? Py_True : Py_False, "threads",
-                         p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
-                         (long long)(p ? p->tj : 0), "tile_why", p ? p->tile_why : "none",
-                         "l2_budget_bytes", (long long)(p ? p->budget : 0), "temporaries", temps,
-                         "column_blocks", (long long)(chose ? p->block_cols : 0), "column_blocks_why",
-                         chose ? p->block_why : "none", "machine", machine);
+    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:N,s:N}", "layout",
+                         layouts[variant.layout], "shared_memory", variant.shared ? Py_True : Py_False,
+                         "threads", p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
+                         (long long)(p ? p->tj : 0), "tile_why", tile_why, "l2_budget_bytes",
+                         (long long)(p ? p->budget : 0), "temporaries", temps, "column_blocks",
+                         (long long)(chose ? p->block_cols : 0), "column_blocks_why",
+                         chose ? block_why : "none", "machine", machine, "tuning", tuning);
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,
-                           const Plan *plan, CpuVariant variant) {
+                           const Plan *plan, CpuVariant variant, TuneCall *tc) {
     PyObject *extra = NULL;
     if (m->backend == BACKEND_CPU) {
-        extra = Py_BuildValue("{s:N}", "plan", plan_info(m, plan, variant));
+        extra = Py_BuildValue("{s:N}", "plan", plan_info(m, plan, variant, tc));
         if (extra == NULL) return false;
     }
     ExecTimes times = {t0, t1, t2};
@@ -870,19 +880,25 @@ static void run_tiles(void *ctx, int worker) {
     }
 }
 
-/* The plan for this domain: the stencil's cached one when it fits and no other thread is
- * using it, else a new one (which becomes the cached one if the slot is free). */
-static Plan *acquire_plan(ModuleObject *m, const int64_t *domain, CpuLayout layout, bool *owned) {
+/* The plan for this domain: the stencil's cached one when it fits, is the choice the tuner
+ * (tune.h) makes for this call and no other thread is using it, else a new one (which becomes
+ * the cached one if the slot is free). Only a call holding the slot measures for the tuner. */
+static Plan *acquire_plan(ModuleObject *m, const int64_t *domain, CpuVariant variant, bool *owned,
+                          TuneCall *tc) {
     *owned = false;
+    if (m->tune == NULL) m->tune = tune_table_new(); /* NULL (no memory): the model's plans */
     if (__atomic_exchange_n(&m->plan_busy, 1, __ATOMIC_ACQUIRE) == 0) {
-        if (plan_fits(m->plan, domain, layout)) return m->plan;
+        bool fits = plan_fits(m->plan, domain, variant.layout);
+        tune_begin(m->tune, m->st, m->cache_key, domain, variant, true, !fits, tc);
+        if (fits && plan_is(m->plan, &tc->choice)) return m->plan;
         plan_free(m->plan);
-        m->plan = plan_new(m->st, domain, layout);
+        m->plan = plan_new(m->st, domain, variant.layout, &tc->choice);
         if (m->plan == NULL) __atomic_store_n(&m->plan_busy, 0, __ATOMIC_RELEASE);
         return m->plan;
     }
     *owned = true;
-    return plan_new(m->st, domain, layout);
+    tune_begin(m->tune, m->st, m->cache_key, domain, variant, false, true, tc);
+    return plan_new(m->st, domain, variant.layout, &tc->choice);
 }
 
 /* The layout class of this call's arrays (see codegen.h): K unit-stride everywhere, else I
@@ -928,7 +944,8 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     memset(scalars + 8 * st->nscalars, 0, 8);
     bool owned;
-    Plan *plan = acquire_plan(m, b.domain, layout, &owned);
+    TuneCall tc;
+    Plan *plan = acquire_plan(m, b.domain, variant, &owned, &tc);
     if (plan == NULL) goto done;
     /* Argument fields: the element at the origin and element strides, in every thread's
      * table (the temporaries' entries were filled when the plan was made). */
@@ -958,16 +975,17 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         release_plan(m, plan, owned);
         goto done;
     }
+    int workers = 0; /* threads that took part, summed over the runs of an interrupted call */
     double t1 = call_now();
     /* A single tile without while loops always ends: it runs without the SIGINT watch (a
      * Ctrl-C is then seen by Python right after the call, as for any C function). */
     if (plan->nti * plan->ntj <= 1 && !st->has_while) {
         job.watch.mark = interrupt_mark();
         job.watch.counter = &job.watch.mark; /* (no loops to watch) */
-        Py_BEGIN_ALLOW_THREADS pool_run(run_tiles, &job, plan->nthreads);
+        Py_BEGIN_ALLOW_THREADS workers = pool_run(run_tiles, &job, plan->nthreads);
         Py_END_ALLOW_THREADS
     } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.watch.mark, &job.watch.counter,
-                              tiles_left)) {
+                              tiles_left, &workers)) {
         call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;
@@ -979,7 +997,11 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         memcpy(&line, scalars + 8 * st->nscalars, sizeof line);
         ok = call_restore_written(st, &b, saved, line, b.domain[2]);
     }
-    ok = ok && (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant));
+    /* the kernel's time, for the tuner: a clean measurement when every thread of the plan
+     * took part, once (a busy pool runs the call on its own thread; an interrupted run that
+     * resumed counts its threads twice) */
+    if (ok) tune_end(m->tune, m->cache_key, &tc, t2 - t1, workers == plan->nthreads, b.exec_info != NULL);
+    ok = ok && (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant, &tc));
     release_plan(m, plan, owned);
     if (ok) result = Py_NewRef(Py_None);
 done:

@@ -102,12 +102,15 @@ bool interrupt_since(unsigned long mark) { return interrupt_mark() != mark; }
 
 bool interrupt_run(void (*task)(void *ctx, int worker), void *ctx, int nthreads,
                    unsigned long *mark, const unsigned long **loop_counter,
-                   RunState (*unfinished)(void *ctx)) {
+                   RunState (*unfinished)(void *ctx), int *workers) {
+    *workers = 0;
     for (;;) {
         *mark = interrupt_arm();
         *loop_counter = interrupt_loop_counter(mark);
-        Py_BEGIN_ALLOW_THREADS pool_run(task, ctx, nthreads);
+        int n;
+        Py_BEGIN_ALLOW_THREADS n = pool_run(task, ctx, nthreads);
         Py_END_ALLOW_THREADS interrupt_disarm();
+        *workers += n;
         RunState r = unfinished(ctx);
         if (r == RUN_DONE) return true;
         if (PyErr_CheckSignals() < 0) return false;

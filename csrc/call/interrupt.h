@@ -48,9 +48,9 @@ typedef enum { RUN_DONE, RUN_RESUME, RUN_BROKEN } RunState;
  * Then, with the GIL back, while unfinished(ctx): Python's handlers run (false with their
  * exception set, KeyboardInterrupt by default) or, if they raise nothing, the task runs again
  * from where it stopped (RUN_RESUME) or the call raises KeyboardInterrupt (RUN_BROKEN). The
- * caller holds the GIL. */
+ * caller holds the GIL. *workers: the threads that took part, summed over the runs. */
 bool interrupt_run(void (*task)(void *ctx, int worker), void *ctx, int nthreads,
                    unsigned long *mark, const unsigned long **loop_counter,
-                   RunState (*unfinished)(void *ctx));
+                   RunState (*unfinished)(void *ctx), int *workers);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * Cache sizes from sysfs (Linux). Each index directory describes one cache of CPU 0: its
- * level, type (Data, Instruction, Unified) and size ("32K", "1024K", "32M").
+ * level, type (Data, Instruction, Unified) and size ("32K", "1024K", "32M"). The CPU's model
+ * name from /proc/cpuinfo.
  */
 #include "call/machine.h"
 
@@ -9,7 +10,8 @@
 #include <string.h>
 
 static int64_t sizes[4];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t once = PTHREAD_ONCE_INIT, model_once = PTHREAD_ONCE_INIT;
+static char model[128];
 
 static int read_line(const char *path, char *buf, size_t n) {
     FILE *f = fopen(path, "r");
@@ -41,4 +43,34 @@ static void read_caches(void) {
 int64_t cpu_cache_bytes(int level) {
     pthread_once(&once, read_caches);
     return level >= 1 && level <= 3 ? sizes[level] : 0;
+}
+
+/* The first of these /proc/cpuinfo keys that is present names the model (x86, most arm64
+ * kernels, s390x/ppc64, risc-v). */
+static void read_model(void) {
+    static const char *keys[] = {"model name", "Processor", "cpu model", "uarch"};
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) return;
+    char line[256];
+    int best = (int)(sizeof keys / sizeof *keys);
+    while (fgets(line, sizeof line, f) != NULL && best > 0) {
+        for (int k = 0; k < best; k++) {
+            size_t n = strlen(keys[k]);
+            if (strncmp(line, keys[k], n) != 0 || (line[n] != ' ' && line[n] != '\t' && line[n] != ':'))
+                continue;
+            const char *v = strchr(line + n, ':');
+            if (v == NULL) continue;
+            for (v++; *v == ' ' || *v == '\t'; v++) {}
+            snprintf(model, sizeof model, "%s", v);
+            model[strcspn(model, "\n")] = '\0';
+            best = k;
+            break;
+        }
+    }
+    fclose(f);
+}
+
+const char *cpu_model_name(void) {
+    pthread_once(&model_once, read_model);
+    return model;
 }

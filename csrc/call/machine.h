@@ -10,4 +10,8 @@
  * /sys/devices/system/cpu/cpu0/cache; 0 when the OS does not say. Read once. */
 int64_t cpu_cache_bytes(int level);
 
+/* The CPU's model as the OS names it (/proc/cpuinfo: "model name", else "Processor",
+ * "cpu model" or "uarch"), "" when it does not say. Read once. */
+const char *cpu_model_name(void);
+
 #endif

@@ -47,37 +47,45 @@ static int64_t sat_add(int64_t a, int64_t b) {
 /* ceil(n / d) for n >= 0, d > 0, without n + d - 1 (which overflows near INT64_MAX) */
 static int64_t ceil_div(int64_t n, int64_t d) { return n / d + (n % d != 0); }
 
+/* Threads a call on this domain may use: the pool's, or one for a small domain or a stencil
+ * that must run as one tile. */
+static int plan_threads(const Stencil *st, const int64_t n[3]) {
+    if (st->extended_writes) return 1;
+    return sat_mul(sat_mul(n[0], n[1]), n[2]) >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
+}
+
 /* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
  * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
-static void choose_tiles(const Stencil *st, Plan *p) {
-    const int64_t *n = p->domain;
+static void model_tiles(const Stencil *st, const int64_t n[3], CpuLayout layout, PlanChoice *c) {
     const int64_t budget = temp_budget();
-    p->budget = budget;
-    p->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
-    p->nthreads = sat_mul(sat_mul(n[0], n[1]), n[2]) >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
+    const int nthreads = plan_threads(st, n);
+    c->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
+    c->tile_free = !st->extended_writes;
+    c->tile_axis = 0;
     if (st->extended_writes) {
-        p->nthreads = 1;
-        p->ti = n[0];
-        p->tj = n[1];
+        c->ti = n[0];
+        c->tj = n[1];
     } else {
         int64_t column = 0; /* bytes of all temporaries in one (i, j) column */
         for (int t = 0; t < st->ntemps; t++) {
             const Extent *e = &st->temps[t]->access;
-            if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], p->layout)) continue;
+            if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], layout)) continue;
             column = sat_add(column, sat_mul(sat_add(n[2], e->hi[2] - e->lo[2]), dtype_size(st->temps[t]->dtype)));
         }
-        if (column > 0 && p->layout == LAYOUT_I_UNIT) {
+        if (column > 0 && layout == LAYOUT_I_UNIT) {
             /* I is the unit-stride axis: long rows in I, as few J rows as the budget allows */
-            p->ti = n[0] < 512 ? n[0] : 512;
-            p->tj = clamp64(budget / sat_mul(column, p->ti), 2, n[1]);
+            c->ti = n[0] < 512 ? n[0] : 512;
+            c->tj = clamp64(budget / sat_mul(column, c->ti), 2, n[1]);
+            c->tile_axis = 1;
         } else if (column > 0) {
-            p->tj = n[1] < 32 ? n[1] : 32;
-            p->ti = clamp64(budget / sat_mul(column, p->tj), 2, n[0]);
-        } else if (p->layout == LAYOUT_I_UNIT) {
+            c->tj = n[1] < 32 ? n[1] : 32;
+            c->ti = clamp64(budget / sat_mul(column, c->tj), 2, n[0]);
+        } else if (layout == LAYOUT_I_UNIT) {
             /* no temporaries: tiles only spread the work, a few per thread, and never cut
              * the unit-stride axis (whole rows stream best) */
-            p->ti = n[0];
-            p->tj = clamp64(ceil_div(n[1], 4 * p->nthreads), 1, n[1]);
+            c->ti = n[0];
+            c->tj = clamp64(ceil_div(n[1], 4 * nthreads), 1, n[1]);
+            c->tile_axis = 1;
         } else {
             /* no temporaries, K innermost: each row of a tile sweeps its J columns, and the
              * rows a read spans in I (hdiff: i-2 to i+2) are read again by the next rows; J is
@@ -90,55 +98,85 @@ static void choose_tiles(const Stencil *st, Plan *p) {
                 int64_t rows = s->has_access ? s->access.hi[0] - s->access.lo[0] + 1 : 1;
                 window = sat_add(window, sat_mul(sat_mul(rows, n[2]), dtype_size(s->dtype)));
             }
-            p->tj = clamp64(budget / (window > 0 ? window : 1), 16, n[1]);
-            p->ti = clamp64(ceil_div(n[0], 4 * p->nthreads), 1, n[0]);
+            c->tj = clamp64(budget / (window > 0 ? window : 1), 16, n[1]);
+            c->ti = clamp64(ceil_div(n[0], 4 * nthreads), 1, n[0]);
+            c->tile_axis = 1;
         }
     }
-    /* GTSCRIPT_TILE_SIZE="TIxTJ" overrides the choice (for tuning and for tests that need
-     * many tiles on small domains); never for a stencil that must run as one tile. */
+    /* GTSCRIPT_TILE_SIZE="TIxTJ" overrides the choice (for measurements and for tests that
+     * need many tiles on small domains); never for a stencil that must run as one tile. */
     const char *env = getenv("GTSCRIPT_TILE_SIZE");
     char *x = NULL, *end = NULL;
     /* strtol, not sscanf: it saturates where sscanf's overflow is undefined */
     long ti = env ? strtol(env, &x, 10) : 0, tj = x && *x == 'x' ? strtol(x + 1, &end, 10) : 0;
     if (env && !st->extended_writes && end && end != x + 1 && ti > 0 && tj > 0) {
-        p->ti = clamp64(ti, 1, n[0]);
-        p->tj = clamp64(tj, 1, n[1]);
-        p->tile_why = "env";
+        c->ti = clamp64(ti, 1, n[0]);
+        c->tj = clamp64(tj, 1, n[1]);
+        c->tile_why = "env";
+        c->tile_free = false;
+        c->env = true;
     }
-    p->nti = ceil_div(n[0], p->ti);
-    p->ntj = ceil_div(n[1], p->tj); /* nti * ntj <= n[0] * n[1]: fits (call.c) */
-    if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);
-    if (p->nthreads < 1) p->nthreads = 1;
 }
 
-/* The scratch of the column blocks, C order only. GTSCRIPT_COLUMN_BLOCKS=0 runs the column
- * groups in bundles instead, =1 in blocks (for measurements and tests). */
-static bool plan_blocks(const Stencil *st, Plan *p) {
-    int nbuf = p->layout == LAYOUT_K_UNIT ? cpu_block_buffers(st) : 0;
-    if (nbuf == 0) return true;
-    p->nblock_buffers = nbuf;
+/* The bytes of one scratch buffer of a column block (each level padded to whole cache lines,
+ * so that every level starts aligned) and of a thread's whole scratch, for nbuf buffers; false
+ * when beyond BLOCK_SCRATCH_MAX per thread (a domain of very many levels: the scratch grows
+ * with them, not with the tile), which is not worth its memory: bundles then. */
+static bool block_scratch(int64_t nk, int nbuf, int64_t *buf, int64_t *total) {
+    int64_t b;
+    bool fits = !__builtin_mul_overflow((int64_t)GT_BLOCK_COLS * 8, nk, &b) && b <= BLOCK_SCRATCH_MAX &&
+                !__builtin_mul_overflow((b + 63) / 64 * 64, (int64_t)nbuf, total) &&
+                *total <= BLOCK_SCRATCH_MAX;
+    *buf = fits ? (b + 63) / 64 * 64 : 0;
+    return fits;
+}
+
+/* Column blocks or bundles, C order only. GTSCRIPT_COLUMN_BLOCKS=0 runs the column groups in
+ * bundles instead, =1 in blocks (for measurements and tests). */
+static void model_blocks(const Stencil *st, const int64_t n[3], CpuLayout layout, PlanChoice *c) {
+    int nbuf = layout == LAYOUT_K_UNIT ? cpu_block_buffers(st) : 0;
+    c->block_cols = 0;
+    c->block_why = NULL;
+    c->blocks_free = false;
+    if (nbuf == 0) return;
     /* Measured on an AMD EPYC (Zen 4) guest, one thread, 256x256x80, CPU ms, bundles ->
      * blocks: tridiagonal float64 25.1 -> 23.9, float32 38.3 -> 11.6; advection float64
      * 34.9 -> 31.2, float32 31.8 -> 26.0 (docs/performance.md). */
-    p->block_cols = GT_BLOCK_COLS;
-    p->block_why = "model";
+    c->block_cols = GT_BLOCK_COLS;
+    c->block_why = "model";
+    c->blocks_free = true;
     const char *env = getenv("GTSCRIPT_COLUMN_BLOCKS");
     if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
-        p->block_cols = env[0] == '1' ? GT_BLOCK_COLS : 0;
-        p->block_why = "env";
+        c->block_cols = env[0] == '1' ? GT_BLOCK_COLS : 0;
+        c->block_why = "env";
+        c->blocks_free = false;
+        c->env = true;
     }
-    int64_t buf, head = 64 * ((8 * (1 + nbuf) + 63) / 64), total;
-    /* each buffer's levels padded to whole cache lines, so every level starts aligned; a
-     * scratch beyond BLOCK_SCRATCH_MAX per thread (a domain of very many levels: the scratch
-     * grows with them, not with the tile) is not worth its memory: bundles then */
-    bool fits = !__builtin_mul_overflow((int64_t)GT_BLOCK_COLS * 8, p->domain[2], &buf) &&
-                buf <= BLOCK_SCRATCH_MAX && !__builtin_mul_overflow((buf + 63) / 64 * 64, (int64_t)nbuf, &total) &&
-                total <= BLOCK_SCRATCH_MAX;
-    buf = fits ? (buf + 63) / 64 * 64 : 0;
-    if (!fits && p->block_cols > 0) {
+    int64_t buf, total;
+    if (!block_scratch(n[2], nbuf, &buf, &total)) {
+        c->block_cols = 0;
+        c->block_why = "model: scratch over 64 MiB";
+        c->blocks_free = false;
+    }
+}
+
+void plan_model(const Stencil *st, const int64_t domain[3], CpuLayout layout, PlanChoice *c) {
+    memset(c, 0, sizeof *c);
+    model_tiles(st, domain, layout, c);
+    model_blocks(st, domain, layout, c);
+}
+
+/* The scratch of the column blocks (block_cols 0: the header only, for bundles). */
+static bool plan_blocks(const Stencil *st, Plan *p) {
+    int nbuf = p->layout == LAYOUT_K_UNIT ? cpu_block_buffers(st) : 0;
+    if (nbuf == 0) {
         p->block_cols = 0;
-        p->block_why = "model: scratch over 64 MiB";
+        p->block_why = NULL;
+        return true;
     }
+    p->nblock_buffers = nbuf;
+    int64_t buf, head = 64 * ((8 * (1 + nbuf) + 63) / 64), total;
+    if (!block_scratch(p->domain[2], nbuf, &buf, &total)) p->block_cols = 0;
     total = head + (p->block_cols > 0 ? buf * nbuf : 0); /* bundles: the header only */
     p->block_mem = calloc((size_t)p->nthreads, sizeof *p->block_mem);
     if (p->block_mem == NULL) return false;
@@ -155,12 +193,27 @@ static bool plan_blocks(const Stencil *st, Plan *p) {
     return true;
 }
 
-Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout) {
+Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, const PlanChoice *c) {
+    PlanChoice model;
+    if (c == NULL) {
+        plan_model(st, domain, layout, &model);
+        c = &model;
+    }
     Plan *p = calloc(1, sizeof *p);
     if (p == NULL) goto oom;
     memcpy(p->domain, domain, sizeof p->domain);
     p->layout = layout;
-    choose_tiles(st, p);
+    p->budget = temp_budget();
+    p->ti = clamp64(c->ti, 1, domain[0]);
+    p->tj = clamp64(c->tj, 1, domain[1]);
+    p->tile_why = c->tile_why;
+    p->block_cols = c->block_cols;
+    p->block_why = c->block_why;
+    p->nthreads = plan_threads(st, domain);
+    p->nti = ceil_div(domain[0], p->ti);
+    p->ntj = ceil_div(domain[1], p->tj); /* nti * ntj <= n[0] * n[1]: fits (call.c) */
+    if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);
+    if (p->nthreads < 1) p->nthreads = 1;
     p->nslots = stencil_nslots(st);
     p->nptrs = p->nslots + 1;
     p->ntemps = st->ntemps;
