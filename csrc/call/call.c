@@ -9,6 +9,7 @@
 #include "call/exec_info.h"
 #include "call/gregion.h"
 #include "call/ibounds.h"
+#include "call/ints.h"
 #include "call/interrupt.h"
 #include "call/pool.h"
 #include "call/kbounds.h"
@@ -170,32 +171,11 @@ static bool check_field(const Symbol *s, PyObject *o, bool validate) {
     return true;
 }
 
+/* A tuple of n integers for keyword `what` (of argument `name`, or NULL). */
 static bool parse_triple(PyObject *o, const char *what, const char *name, int n, int64_t *out) {
-    PyObject *seq = PySequence_Fast(o, "");
-    if (seq == NULL || PySequence_Fast_GET_SIZE(seq) != n) {
-        Py_XDECREF(seq);
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s%s%s must be a tuple of %d integers", what,
-                     name ? " of " : "", name ? name : "", n);
-        return false;
-    }
-    for (int i = 0; i < n; i++) {
-        PyObject *v = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
-        long long x = v ? PyLong_AsLongLong(v) : -1;
-        Py_XDECREF(v);
-        if (x == -1 && PyErr_Occurred()) {
-            bool too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
-            Py_DECREF(seq);
-            PyErr_Clear();
-            PyErr_Format(too_big ? PyExc_ValueError : PyExc_TypeError, "%s%s%s must contain %s",
-                         what, name ? " of " : "", name ? name : "",
-                         too_big ? "integers of at most 64 bits" : "integers");
-            return false;
-        }
-        out[i] = x;
-    }
-    Py_DECREF(seq);
-    return true;
+    char shape[32];
+    snprintf(shape, sizeof shape, "a tuple of %d integers", n);
+    return call_ints(o, n, n, what, name, shape, out, NULL);
 }
 
 /* Lowest K index (relative to the K origin) that an interval starting at the domain's

@@ -4,6 +4,8 @@
  */
 #include "call/gregion.h"
 
+#include "call/ints.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,30 +15,7 @@
 
 /* A tuple of 2 (I, J) or 3 (I, J, K) integers into out; *n gets the count. */
 static bool parse_global(PyObject *o, const char *what, int64_t out[3], int *n) {
-    PyObject *seq = PySequence_Fast(o, "");
-    if (seq == NULL || (PySequence_Fast_GET_SIZE(seq) != 2 && PySequence_Fast_GET_SIZE(seq) != 3)) {
-        Py_XDECREF(seq);
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s must be a tuple of 2 (I, J) or 3 (I, J, K) integers", what);
-        return false;
-    }
-    *n = (int)PySequence_Fast_GET_SIZE(seq);
-    for (int i = 0; i < *n; i++) {
-        PyObject *v = PyNumber_Index(PySequence_Fast_GET_ITEM(seq, i));
-        long long x = v ? PyLong_AsLongLong(v) : -1;
-        Py_XDECREF(v);
-        if (x == -1 && PyErr_Occurred()) {
-            bool too_big = PyErr_ExceptionMatches(PyExc_OverflowError);
-            Py_DECREF(seq);
-            PyErr_Clear();
-            PyErr_Format(too_big ? PyExc_ValueError : PyExc_TypeError, "%s must contain %s", what,
-                         too_big ? "integers of at most 64 bits" : "integers");
-            return false;
-        }
-        out[i] = x;
-    }
-    Py_DECREF(seq);
-    return true;
+    return call_ints(o, 2, 3, what, NULL, "a tuple of 2 (I, J) or 3 (I, J, K) integers", out, n);
 }
 
 bool gregion_bind(const Stencil *st, PyObject *global_origin, PyObject *global_domain, Bound *b) {
