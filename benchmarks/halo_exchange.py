@@ -33,9 +33,15 @@ MPI = dist.MPI
 COMM = MPI.COMM_WORLD
 
 
+WARMUP_CALLS = 12
+
+
 def timed(fn, repeat):
     """Median over ``repeat`` runs of the slowest rank's time (seconds)."""
-    fn()  # warm up (datatypes, kernels for the layout)
+    # warm up: datatypes, kernels for the layout, and the cpu plans' tuning calls (at most 10
+    # per domain a step calls its stencil on; docs/performance.md, measured call plans)
+    for _ in range(WARMUP_CALLS):
+        fn()
     times = []
     for _ in range(repeat):
         COMM.Barrier()
