@@ -32,8 +32,8 @@ test: build
 # cannot intercept C++ exceptions of extensions loaded later).
 # What runs: SANITIZE_TESTS, the modules that drive the C core broadly (the call path and its
 # hostile inputs, the analyses and their errors, cpu code generation of every construct, the
-# cache and its corruption tests, the measured call plans and their disk records, the cuda generator through the emulation, the build and
-# Ctrl-C hardening), and a sample of the GT4Py conformance corpus (SANITIZE_K: every test
+# cache and its corruption tests, the measured call plans and their disk records, the cuda
+# generator through the emulation, the build and Ctrl-C hardening), and a sample of the GT4Py conformance corpus (SANITIZE_K: every test
 # but the corpus's differential one, which runs for three of its twelve modules): 2,204
 # tests, 10.4 minutes of CPU time (26 minutes of wall time measured on a 2-core machine
 # shared with a load of 10-12; alone, about the CPU time). The whole suite under the

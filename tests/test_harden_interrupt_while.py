@@ -19,6 +19,9 @@ import pytest
 
 SCRIPT = textwrap.dedent("""
     import json, signal, sys, time
+    # SIGINT as in a program started from a terminal: a test run from a background job (a CI
+    # runner, nohup) hands its children SIGINT ignored, and Python then installs no handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import gtscript
     from gtscript import PARALLEL, Field, computation, interval
