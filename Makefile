@@ -33,11 +33,11 @@ test: build
 # What runs: SANITIZE_TESTS, the modules that drive the C core broadly (the call path and its
 # hostile inputs, the analyses and their errors, cpu code generation of every construct, the
 # cache and its corruption tests, the measured call plans and their disk records, the cuda
-# generator through the emulation, the build and Ctrl-C hardening), and a sample of the GT4Py conformance corpus (SANITIZE_K: every test
-# but the corpus's differential one, which runs for three of its twelve modules): 2,204
-# tests, 10.4 minutes of CPU time (26 minutes of wall time measured on a 2-core machine
-# shared with a load of 10-12; alone, about the CPU time). The whole suite under the
-# sanitizers is several times that, too long for every CI run on a 2-core machine;
+# generator through the emulation, the build and Ctrl-C hardening), and a sample of the GT4Py
+# conformance corpus (SANITIZE_K: every test but the corpus's differential one, which runs for
+# three of its twelve modules): 2,344 tests, 10.5 minutes on a quiet 2-core machine (about 26
+# minutes when it is shared with a load of 10-12). The whole suite under the sanitizers is
+# several times that, too long for every CI run on a 2-core machine;
 # `make test-sanitize FULL=1` runs all of it.
 # ASan writes its reports (leaks included) to build/sanitize/reports/; UBSan's, in the
 # core's own libubsan, ignore log_path and go to the process's stderr, so pytest captures
