@@ -691,3 +691,58 @@ def test_only_the_cuda_backend_takes_stream(backend):
         with pytest.raises(TypeError, match="only the cuda backend takes stream="):
             st(a, b, stream=stream)
     assert (b == 0).all()
+
+
+# A `while` loop whose body writes an argument field and whose condition or body reads a
+# temporary at a horizontal offset: the block must have computed the temporary on its halo
+# before any of its threads loops, and a thread's loop writes only its own point. Compared
+# with the cpu backend (blocks in both orders, several block shapes, a domain smaller than
+# the arrays) and with the numpy backend.
+def _while_reads_offset_temporary_in_condition(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        t = a * 2.0 + 1.0
+        out = 0.0
+        while out < t[1, 0, 0] + t[0, -1, 0]:
+            out = out + 1.5
+
+
+def _while_reads_offset_temporary_in_body(a: Field[np.float64], b: Field[np.float64],
+                                          out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        t = a * 2.0 + b
+        n = 0.0
+        while n < 3.0:
+            out = out + t[-1, 0, 0] - t[0, 1, 0]
+            n = n + 1.0
+
+
+def _while_reads_temporary_of_an_earlier_computation(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        t = a + 1.0
+    with computation(PARALLEL), interval(...):
+        while out < t[1, 1, 0] * 3.0:
+            out = out + t[-1, -1, 0]
+
+
+@pytest.mark.parametrize("defn", [_while_reads_offset_temporary_in_condition,
+                                  _while_reads_offset_temporary_in_body,
+                                  _while_reads_temporary_of_an_earlier_computation],
+                         ids=["condition", "body", "earlier-computation"])
+@pytest.mark.parametrize("block", [(4, 2), (3, 3), (8, 8)])
+def test_while_writing_an_argument_reads_offset_temporaries_across_blocks(defn, block):
+    names = list(defn.__annotations__)
+    shape = (13, 11, 5)
+
+    def make(_cpu):  # the same arguments every time
+        rng = np.random.default_rng(11)
+        args = {n: rng.uniform(0.5, 1.5, shape) for n in names}
+        args["out"] = np.zeros(shape)
+        return args
+
+    kw = {"origin": (1, 1, 0), "domain": (11, 9, 5)}
+    result = compare_with_cpu((defn, None), make, call_kwargs=kw, block=block)
+    expected = make(None)
+    gtscript.stencil("numpy", defn)(**expected, **kw)
+    assert_same(result["out"], expected["out"], "cuda (emulated) vs numpy")
+    assert (result["out"] != 0.0).sum() > 0.9 * 11 * 9 * 5  # the loops ran
+    assert (result["out"][0] == 0.0).all() and (result["out"][-1] == 0.0).all()  # outside
