@@ -315,17 +315,19 @@ def _gtscript_call(stencil):
         stencil(**arrays, **scalars, origin=(halo, halo, 0),
                 domain=(ni - 2 * halo, nj - 2 * halo, nk), exec_info=exec_info)
 
-    def settle(arrays, scalars, halo):
+    def settle(arrays, scalars, halo, evict=True):
         """Calls until the call plan of these arrays is no longer being measured (the cpu
         backend's first calls on a domain each run a candidate plan), so that the timed
         calls all run the plan kept. Each tuning call runs as a timed one does: after the
         other implementations' calls have taken the caches (here: a buffer bigger than the
         last-level cache written over) and a pause, so that the plan kept is the fastest in
         the conditions it is timed in, not for arrays left in the cache by the call before
-        (a model calls a stencil between others too, and tunes in those conditions)."""
+        (a model calls a stencil between others too, and tunes in those conditions).
+        `evict=False` leaves the caches and the pause out (tests: no buffer of 4x the LLC)."""
         for _ in range(TUNING_CALLS + 1):
-            _evict_caches()
-            time.sleep(SETTLE_SECONDS)
+            if evict:
+                _evict_caches()
+                time.sleep(SETTLE_SECONDS)
             info = {}
             call(arrays, scalars, halo, exec_info=info)
             tuning = info.get("plan", {}).get("tuning")

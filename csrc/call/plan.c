@@ -194,11 +194,6 @@ static bool plan_blocks(const Stencil *st, Plan *p) {
 }
 
 Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, const PlanChoice *c) {
-    PlanChoice model;
-    if (c == NULL) {
-        plan_model(st, domain, layout, &model);
-        c = &model;
-    }
     Plan *p = calloc(1, sizeof *p);
     if (p == NULL) goto oom;
     memcpy(p->domain, domain, sizeof p->domain);

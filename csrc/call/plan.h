@@ -54,8 +54,8 @@ typedef struct Plan {
  * where they fit, GTSCRIPT_TILE_SIZE and GTSCRIPT_COLUMN_BLOCKS where set. */
 void plan_model(const Stencil *st, const int64_t domain[3], CpuLayout layout, PlanChoice *c);
 
-/* A plan made from choice `c` (NULL: the model's). NULL (with a Python MemoryError set) when
- * out of memory. */
+/* A plan made from choice `c` (plan_model's, or the tuner's). NULL (with a Python MemoryError
+ * set) when out of memory. */
 Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, const PlanChoice *c);
 void plan_free(Plan *p);
 static inline bool plan_fits(const Plan *p, const int64_t domain[3], CpuLayout layout) {
