@@ -1,4 +1,5 @@
-"""Stencil definitions and a helper several test modules use (not a test module itself).
+"""Stencil definitions, their hand-written NumPy twins and a helper several test modules use
+(not a test module itself).
 
 The definitions are the classic ones (GT4Py's examples); benchmarks/definitions.py has its
 own copies on purpose: the tests never import the benchmark suite.
@@ -23,6 +24,32 @@ def hdiff_defn(inp: Field[np.float64], coeff: Field[np.float64], out: Field[np.f
         res = lap_f[0, 1, 0] - lap_f[0, 0, 0]
         fly = 0.0 if res * (inp[0, 1, 0] - inp[0, 0, 0]) > 0.0 else res
         out = inp - coeff * (flx - flx[-1, 0, 0] + fly - fly[0, -1, 0])
+
+
+def np_hdiff(inp, coeff):
+    """hdiff_defn written out in NumPy, operation for operation (inp, coeff: the domain plus a
+    halo of 2)."""
+    lap = 4.0 * inp[1:-1, 1:-1] - (inp[2:, 1:-1] + inp[:-2, 1:-1] + inp[1:-1, 2:] + inp[1:-1, :-2])
+    res = lap[1:, 1:-1] - lap[:-1, 1:-1]
+    flx = np.where(res * (inp[2:-1, 2:-2] - inp[1:-2, 2:-2]) > 0.0, 0.0, res)
+    res = lap[1:-1, 1:] - lap[1:-1, :-1]
+    fly = np.where(res * (inp[2:-2, 2:-1] - inp[2:-2, 1:-2]) > 0.0, 0.0, res)
+    return inp[2:-2, 2:-2] - coeff[2:-2, 2:-2] * (flx[1:] - flx[:-1] + fly[:, 1:] - fly[:, :-1])
+
+
+def np_thomas(a, b, c, d):
+    """thomas_defn written out in NumPy, level by level."""
+    cp, dp, x = np.empty_like(a), np.empty_like(a), np.empty_like(a)
+    cp[..., 0] = c[..., 0] / b[..., 0]
+    dp[..., 0] = d[..., 0] / b[..., 0]
+    for k in range(1, a.shape[2]):
+        cp[..., k] = c[..., k] / (b[..., k] - a[..., k] * cp[..., k - 1])
+        dp[..., k] = ((d[..., k] - a[..., k] * dp[..., k - 1])
+                      / (b[..., k] - a[..., k] * cp[..., k - 1]))
+    x[..., -1] = dp[..., -1]
+    for k in range(a.shape[2] - 2, -1, -1):
+        x[..., k] = dp[..., k] - cp[..., k] * x[..., k + 1]
+    return x
 
 
 def tridiagonal_solver(dtype):

@@ -19,6 +19,7 @@ import pytest
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, horizontal, interval, region, I, J
+from shared_stencils import np_hdiff, np_thomas
 from shared_stencils import hdiff_defn, run_cpu_and_numpy
 from shared_stencils import laplacian_defn as lap_defn
 
@@ -77,31 +78,6 @@ def _np_lap(a):
     return -4.0 * a[1:-1, 1:-1] + a[2:, 1:-1] + a[:-2, 1:-1] + a[1:-1, 2:] + a[1:-1, :-2]
 
 
-def _np_hdiff(inp, coeff):
-    lap = 4.0 * inp[1:-1, 1:-1] - (inp[2:, 1:-1] + inp[:-2, 1:-1] + inp[1:-1, 2:] + inp[1:-1, :-2])
-    res = lap[1:, 1:-1] - lap[:-1, 1:-1]
-    flx = np.where(res * (inp[2:-1, 2:-2] - inp[1:-2, 2:-2]) > 0.0, 0.0, res)
-    res = lap[1:-1, 1:] - lap[1:-1, :-1]
-    fly = np.where(res * (inp[2:-2, 2:-1] - inp[2:-2, 1:-2]) > 0.0, 0.0, res)
-    return inp[2:-2, 2:-2] - coeff[2:-2, 2:-2] * (flx[1:, :] - flx[:-1, :] + fly[:, 1:] - fly[:, :-1])
-
-
-def _np_thomas(a, b, c, d):
-    c, d = c.copy(), d.copy()
-    nk = a.shape[2]
-    c[:, :, 0] /= b[:, :, 0]
-    d[:, :, 0] /= b[:, :, 0]
-    for k in range(1, nk):
-        m = 1.0 / (b[:, :, k] - a[:, :, k] * c[:, :, k - 1])
-        c[:, :, k] *= m
-        d[:, :, k] = (d[:, :, k] - a[:, :, k] * d[:, :, k - 1]) * m
-    x = np.empty_like(d)
-    x[:, :, -1] = d[:, :, -1]
-    for k in range(nk - 2, -1, -1):
-        x[:, :, k] = d[:, :, k] - c[:, :, k] * x[:, :, k + 1]
-    return x
-
-
 # ---------------------------------------------------------------------- vectorisation
 
 
@@ -146,7 +122,7 @@ def test_tiles_against_hand_written_numpy(monkeypatch, rng):
     inp, coeff = _arrays(rng, (17, 14, 5), 2)
     out = np.zeros_like(inp)
     gtscript.stencil("cpu", hdiff_defn, rebuild=True)(inp, coeff, out)
-    np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(out[2:-2, 2:-2], np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
     assert not out[:2].any() and not out[-2:].any() and not out[:, :2].any()
 
 
@@ -185,12 +161,12 @@ def test_layout_variants(rng, layout):
     inp, coeff, out = make(), make(), make()
     before = out.copy()
     gtscript.stencil("cpu", hdiff_defn)(inp, coeff, out)
-    np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(np.asarray(inp), np.asarray(coeff)),
+    np.testing.assert_allclose(out[2:-2, 2:-2], np_hdiff(np.asarray(inp), np.asarray(coeff)),
                                rtol=1e-13, atol=1e-13)
     np.testing.assert_array_equal(out[:2], before[:2])
     a, b, c, d, x = make(), make(), make(), make(), make()
     b += 4.0
-    want = _np_thomas(np.asarray(a), np.asarray(b), np.asarray(c), np.asarray(d))
+    want = np_thomas(np.asarray(a), np.asarray(b), np.asarray(c), np.asarray(d))
     gtscript.stencil("cpu", thomas_defn)(a, b, c, d, x)
     np.testing.assert_allclose(x, want, rtol=1e-12)
 
@@ -211,7 +187,7 @@ def test_plans_follow_the_domain(rng):
         inp, coeff = _arrays(rng, shape, 2)
         out = np.zeros(shape)
         st(inp, coeff, out)
-        np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(out[2:-2, 2:-2], np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
 
 
 def test_concurrent_calls_from_python_threads(rng):
@@ -234,7 +210,7 @@ def test_concurrent_calls_from_python_threads(rng):
         t.join()
     assert not errors
     for (inp, coeff), out in zip(inputs, outs):
-        np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(out[2:-2, 2:-2], np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
 
 
 _THREAD_SCRIPT = textwrap.dedent("""
@@ -314,4 +290,4 @@ def test_rows_are_cut_so_a_read_window_stays_in_cache(rng):
     gtscript.stencil("cpu", hdiff_defn)(inp, coeff, out, exec_info=info)
     ti, tj = info["plan"]["tile"]
     assert 16 <= tj < 300
-    np.testing.assert_allclose(out[2:-2, 2:-2], _np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(out[2:-2, 2:-2], np_hdiff(inp, coeff), rtol=1e-13, atol=1e-13)

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from shared_stencils import hdiff_defn, thomas_defn
+from shared_stencils import hdiff_defn, np_hdiff, np_thomas, thomas_defn
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SENTINEL = -1234.5
@@ -48,32 +48,6 @@ def framed(values, order):
     view = big[MARGIN:-MARGIN, MARGIN:-MARGIN, MARGIN:-MARGIN]
     view[...] = values
     return big, view
-
-
-def np_hdiff(inp, coeff):
-    """hdiff_defn written out in NumPy, operation for operation (inp, coeff: the domain plus a
-    halo of 2)."""
-    lap = 4.0 * inp[1:-1, 1:-1] - (inp[2:, 1:-1] + inp[:-2, 1:-1] + inp[1:-1, 2:] + inp[1:-1, :-2])
-    res = lap[1:, 1:-1] - lap[:-1, 1:-1]
-    flx = np.where(res * (inp[2:-1, 2:-2] - inp[1:-2, 2:-2]) > 0.0, 0.0, res)
-    res = lap[1:-1, 1:] - lap[1:-1, :-1]
-    fly = np.where(res * (inp[2:-2, 2:-1] - inp[2:-2, 1:-2]) > 0.0, 0.0, res)
-    return inp[2:-2, 2:-2] - coeff[2:-2, 2:-2] * (flx[1:] - flx[:-1] + fly[:, 1:] - fly[:, :-1])
-
-
-def np_thomas(a, b, c, d):
-    """thomas_defn written out in NumPy, level by level."""
-    cp, dp, x = np.empty_like(a), np.empty_like(a), np.empty_like(a)
-    cp[..., 0] = c[..., 0] / b[..., 0]
-    dp[..., 0] = d[..., 0] / b[..., 0]
-    for k in range(1, a.shape[2]):
-        cp[..., k] = c[..., k] / (b[..., k] - a[..., k] * cp[..., k - 1])
-        dp[..., k] = ((d[..., k] - a[..., k] * dp[..., k - 1])
-                      / (b[..., k] - a[..., k] * cp[..., k - 1]))
-    x[..., -1] = dp[..., -1]
-    for k in range(a.shape[2] - 2, -1, -1):
-        x[..., k] = dp[..., k] - cp[..., k] * x[..., k + 1]
-    return x
 
 
 def hdiff_case(rng, shape):
