@@ -32,8 +32,9 @@ test: build
 # cannot intercept C++ exceptions of extensions loaded later).
 # What runs: SANITIZE_TESTS, the modules that drive the C core broadly (the call path and its
 # hostile inputs, the analyses and their errors, cpu code generation of every construct, the
-# cache and its corruption tests, the measured call plans and their disk records, the cuda
-# generator through the emulation, the build and Ctrl-C hardening), and a sample of the GT4Py
+# cache and its corruption tests, the measured call plans and their disk records, streaming
+# stores, the cuda generator through the emulation, the build and Ctrl-C hardening), and a
+# sample of the GT4Py
 # conformance corpus (SANITIZE_K: every test but the corpus's differential one, which runs for
 # three of its twelve modules): 2,353 tests, 10.5 minutes on a quiet 2-core machine (about 26
 # minutes when it is shared with a load of 10-12). The whole suite under the sanitizers is
@@ -67,7 +68,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_interval_field_bounds.py tests/test_cache.py tests/test_cache_hardening.py \
   tests/test_cache_index.py tests/test_cuda.py tests/test_conformance_gt4py.py \
   tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
-  tests/test_plan_tuning.py
+  tests/test_plan_tuning.py tests/test_streaming_stores.py
 SANITIZE_K ?= not test_gtscript_agrees_with_gt4py or c03_statements or c06_regions or c11
 ifeq ($(FULL),1)
 SAN_SELECT := tests

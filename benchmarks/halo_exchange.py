@@ -33,12 +33,14 @@ MPI = dist.MPI
 COMM = MPI.COMM_WORLD
 
 
-WARMUP_CALLS = 12
+#: enough for a plan's tuning (docs/performance.md, measured call plans): at most 90 calls
+#: for a step whose kernel runs under 2 ms
+WARMUP_CALLS = 91
 
 
 def timed(fn, repeat):
     """Median over ``repeat`` runs of the slowest rank's time (seconds)."""
-    # warm up: datatypes, kernels for the layout, and the cpu plans' tuning calls (at most 10
+    # warm up: datatypes, kernels for the layout, and the cpu plans' tuning calls (WARMUP_CALLS
     # per domain a step calls its stencil on; docs/performance.md, measured call plans)
     for _ in range(WARMUP_CALLS):
         fn()

@@ -305,8 +305,9 @@ def _evict_caches():
     _EVICT[0].fill(1.0)
 
 
-#: The most calls a plan's tuning takes (csrc/call/tune.h: a warm-up, 7 candidates, 2 more).
-TUNING_CALLS = 10
+#: The most calls a plan's tuning takes (csrc/call/tune.h: two warm-up calls, then 9 candidates
+#: and 2 more measured, each over up to 8 calls when a call is short).
+TUNING_CALLS = 2 + 11 * 8
 
 
 def _gtscript_call(stencil):

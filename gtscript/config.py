@@ -65,6 +65,11 @@ VARIABLES: tuple[Variable, ...] = (
              "0 in bundles (measurements, tests; no plan tuning then); never changes what is "
              "computed", "0 or 1",
              lambda v: v in ("0", "1")),
+    Variable("GTSCRIPT_STREAMING_STORES", "chosen per call",
+             "stores into the fields a stencil only writes: 1 writes them with non-temporal "
+             "(streaming) stores that bypass the caches, 0 with plain stores (measurements, "
+             "tests; no plan tuning then); never changes what is computed", "0 or 1",
+             lambda v: v in ("0", "1")),
     Variable("GTSCRIPT_AUTOTUNE", "1",
              "1: cpu calls long enough to matter measure a few tile and column-block plans over "
              "their first calls on a domain and keep the fastest (docs/performance.md); 0: the "

@@ -94,17 +94,17 @@ def test_every_tuning_call_gives_the_same_bits(tune_any_call, rng, name, order, 
             assert np.all(big[~inside] == SENTINEL)  # nothing written outside the views
     tuning = plan["tuning"]
     n = len(tuning["candidates"])
-    assert tuning["state"] == "measured" and 2 <= n <= 7 and 0 <= tuning["chosen"] < n
-    assert tuning["calls"] <= 10 and tuning["min_ms"] == 0.0
+    assert tuning["state"] == "measured" and 2 <= n <= 9 and 0 <= tuning["chosen"] < n
+    assert tuning["calls"] <= 13 and tuning["min_ms"] == 0.0 and tuning["repeats"] == 1
     # every candidate ran (and gave the bits above)
     assert {(tuple(c["tile"]), c["column_blocks"] or 0) for c in tuning["candidates"]} <= plans
     assert all(len(c["ms"]) in (1, 2) and min(c["ms"]) >= 0 for c in tuning["candidates"])
     tile_whys = [t for t, _ in whys]
-    assert tile_whys[0] == "tuning: warm-up (the model's plan)"
-    assert tile_whys[1:n + 1] == [f"tuning: candidate {k} of {n}" for k in range(1, n + 1)]
+    assert tile_whys[:2] == ["tuning: warm-up (the model's plan)"] * 2
+    assert tile_whys[2:n + 2] == [f"tuning: candidate {k} of {n}" for k in range(1, n + 1)]
     calls = tuning["calls"]
     assert all(t.startswith("tuning: candidate") and t.endswith("measured again")
-               for t in tile_whys[n + 1:calls])
+               for t in tile_whys[n + 2:calls])
     chosen = tuning["candidates"][tuning["chosen"]]
     assert tile_whys[calls:] == [tile_whys[-1]] * (len(whys) - calls)
     ti, tj = chosen["tile"]
@@ -120,6 +120,38 @@ def test_every_tuning_call_gives_the_same_bits(tune_any_call, rng, name, order, 
     else:
         assert all(c["column_blocks"] is None for c in tuning["candidates"])
         assert {b for _, b in whys} == {"none"}
+
+
+def test_a_call_shorter_than_the_span_is_measured_over_several(tune_any_call, monkeypatch, rng):
+    """Each measurement spans GTSCRIPT_AUTOTUNE_MIN_MS of kernel time (2 ms unless set): a
+    call shorter than that is measured over several calls (at most 8), the fastest counting.
+    A span of a second makes every call here short, on any machine."""
+    monkeypatch.setenv("GTSCRIPT_AUTOTUNE_MIN_MS", "1000")
+    defn, arrays, out_index, call, want = thomas_case(rng, (24, 40, 96))  # >= 0.1 ms of work
+    stencil = gtscript.stencil("cpu", defn)
+    whys = []
+    for _ in range(2 + 11 * 8 + 1):
+        arrays[out_index][...] = 0.0
+        info = {}
+        stencil(*arrays, exec_info=info, **call)
+        np.testing.assert_array_equal(arrays[out_index], want)  # every call, whatever its plan
+        whys.append(info["plan"]["tile_why"])
+        tuning = info["plan"]["tuning"]
+        if tuning["state"] != "tuning":
+            break
+    assert tuning["state"] == "measured" and tuning["repeats"] == 8, tuning
+    n = len(tuning["candidates"])
+    assert whys[:2] == ["tuning: warm-up (the model's plan)"] * 2
+    # candidate k's 8 calls, one after the other, then the finalists' (if any)
+    assert whys[2:2 + 8 * n] == [f"tuning: candidate {k} of {n}, call {c} of 8"
+                                 for k in range(1, n + 1) for c in range(1, 9)]
+    extra = whys[2 + 8 * n:]  # the first round's fastest and the model's plan, 8 calls each
+    assert tuning["calls"] == len(whys) and len(extra) in (0, 16)
+    assert all(w.startswith("tuning: candidate") and ", measured again, call " in w for w in extra)
+    assert all(len(c["ms"]) in (1, 2) for c in tuning["candidates"])
+    info = {}
+    stencil(*arrays, exec_info=info, **call)
+    assert info["plan"]["tile_why"].startswith("measured: ")
 
 
 def test_a_short_call_keeps_the_model_plan(monkeypatch, rng):

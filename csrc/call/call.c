@@ -721,8 +721,8 @@ bad:
 static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant, TuneCall *tc) {
     static const char *layouts[] = {"C", "F", "generic"};
     const Stencil *st = m->st;
-    const char *tile_why, *block_why;
-    PyObject *tuning = tune_info(tc, p, &tile_why, &block_why);
+    const char *tile_why, *block_why, *stream_why;
+    PyObject *tuning = tune_info(tc, p, &tile_why, &block_why, &stream_why);
     if (tuning == NULL) return NULL;
     /* column groups in C order: blocks of this many columns (0: bundles) and why */
     bool chose = p && block_why && variant.layout == LAYOUT_K_UNIT && !variant.shared;
@@ -759,13 +759,15 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         Py_DECREF(tuning);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:N,s:N}", "layout",
+    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:O,s:s,s:N,s:N}", "layout",
                          layouts[variant.layout], "shared_memory", variant.shared ? Py_True : Py_False,
                          "threads", p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
                          (long long)(p ? p->tj : 0), "tile_why", tile_why, "l2_budget_bytes",
                          (long long)(p ? p->budget : 0), "temporaries", temps, "column_blocks",
                          (long long)(chose ? p->block_cols : 0), "column_blocks_why",
-                         chose ? block_why : "none", "machine", machine, "tuning", tuning);
+                         chose ? block_why : "none", "streaming_stores",
+                         p && p->stream && stream_why ? Py_True : Py_False, "streaming_stores_why",
+                         p && stream_why ? stream_why : "none", "machine", machine, "tuning", tuning);
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,
@@ -853,7 +855,8 @@ static void run_tiles(void *ctx, int worker) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
-        int64_t tile[4] = {ti * p->ti, (ti + 1) * p->ti, tj * p->tj, (tj + 1) * p->tj};
+        int64_t tile[5] = {ti * p->ti, (ti + 1) * p->ti, tj * p->tj, (tj + 1) * p->tj,
+                           p->stream ? GT_TILE_STREAM : 0};
         if (tile[1] > job->domain[0]) tile[1] = job->domain[0];
         if (tile[3] > job->domain[1]) tile[3] = job->domain[1];
         job->kernel(ptrs, strides, job->domain, job->scalars, tile);

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/blocks.h"
 #include "backend/cpu/codegen.h"
+#include "backend/cpu/stream.h"
 #include "call/machine.h"
 #include "call/pool.h"
 
@@ -160,10 +161,50 @@ static void model_blocks(const Stencil *st, const int64_t n[3], CpuLayout layout
     }
 }
 
-void plan_model(const Stencil *st, const int64_t domain[3], CpuLayout layout, PlanChoice *c) {
+/* Streaming stores (backend/cpu/stream.h) where the stencil's outputs are larger than the
+ * last-level cache: they would leave it before anything read them again, so reading their
+ * lines first (what a plain store does) is wasted. Below the threads' L2 caches together
+ * the outputs stay close to the cores: never streamed, not even by the tuner. In between
+ * the model does not stream and the tuner (tune.h) measures both; it times the stencil
+ * alone, not the next one reading the output. GTSCRIPT_STREAMING_STORES=0/1 decides. */
+static void model_stream(const Stencil *st, const int64_t n[3], CpuVariant variant, PlanChoice *c) {
+    c->stream = false;
+    c->stream_why = NULL;
+    c->stream_free = false;
+    if (cpu_streamed_fields(st, variant) == 0) return;
+    int64_t points = sat_mul(sat_mul(n[0], n[1]), n[2]), bytes = 0;
+    int unit = variant.layout == LAYOUT_K_UNIT ? AX_K : AX_I;
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        if (cpu_streamed_field(s) && (s->axes & unit)) bytes = sat_add(bytes, sat_mul(points, dtype_size(s->dtype)));
+    }
+    int64_t l2 = cpu_cache_bytes(2), llc = cpu_cache_bytes(3);
+    int64_t near = sat_mul(l2 > 0 ? l2 : 1 << 20, plan_threads(st, n));
+    if (llc < near) llc = near;
+    if (bytes <= near) {
+        c->stream_why = "model: outputs fit the L2 caches";
+    } else if (bytes > llc) {
+        c->stream = true;
+        c->stream_why = "model: outputs larger than the last-level cache";
+        c->stream_free = true;
+    } else {
+        c->stream_why = "model: outputs fit the last-level cache";
+        c->stream_free = true;
+    }
+    const char *env = getenv("GTSCRIPT_STREAMING_STORES");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
+        c->stream = env[0] == '1';
+        c->stream_why = "env";
+        c->stream_free = false;
+        c->env = true;
+    }
+}
+
+void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, PlanChoice *c) {
     memset(c, 0, sizeof *c);
-    model_tiles(st, domain, layout, c);
-    model_blocks(st, domain, layout, c);
+    model_tiles(st, domain, variant.layout, c);
+    model_blocks(st, domain, variant.layout, c);
+    model_stream(st, domain, variant, c);
 }
 
 /* The scratch of the column blocks (block_cols 0: the header only, for bundles). */
@@ -204,6 +245,8 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, con
     p->tile_why = c->tile_why;
     p->block_cols = c->block_cols;
     p->block_why = c->block_why;
+    p->stream = c->stream && c->stream_why != NULL;
+    p->stream_why = c->stream_why;
     p->nthreads = plan_threads(st, domain);
     p->nti = ceil_div(domain[0], p->ti);
     p->ntj = ceil_div(domain[1], p->tj); /* nti * ntj <= n[0] * n[1]: fits (call.c) */

@@ -25,7 +25,11 @@ typedef struct PlanChoice {
                               other it took whole or fixed): the tuner varies it first */
     bool tile_free;        /* the model chose the tile: other tiles compute the same */
     bool blocks_free;      /* the model chose, and blocks and bundles are both possible */
-    bool env;              /* GTSCRIPT_TILE_SIZE or GTSCRIPT_COLUMN_BLOCKS decided something */
+    bool stream;           /* stores into the fields only written bypass the caches */
+    const char *stream_why; /* "model: ...", "env"; NULL: the kernel has no such stores */
+    bool stream_free;      /* the model chose, and both are possible */
+    bool env;              /* GTSCRIPT_TILE_SIZE, GTSCRIPT_COLUMN_BLOCKS or
+                              GTSCRIPT_STREAMING_STORES decided something */
 } PlanChoice;
 
 typedef struct Plan {
@@ -48,11 +52,14 @@ typedef struct Plan {
     int nblock_buffers;
     char **block_mem;      /* nthreads */
     const char *block_why; /* the choice's; NULL: no column group runs in blocks */
+    bool stream;           /* tile[4] & GT_TILE_STREAM (backend/cpu/stream.h) */
+    const char *stream_why; /* the choice's; NULL: no store can stream */
 } Plan;
 
-/* The model's choice for this domain and layout: tiles sized for the L2 cache, column blocks
- * where they fit, GTSCRIPT_TILE_SIZE and GTSCRIPT_COLUMN_BLOCKS where set. */
-void plan_model(const Stencil *st, const int64_t domain[3], CpuLayout layout, PlanChoice *c);
+/* The model's choice for this domain and kernel variant: tiles sized for the L2 cache, column
+ * blocks where they fit, streaming stores for outputs larger than the last-level cache,
+ * GTSCRIPT_TILE_SIZE, GTSCRIPT_COLUMN_BLOCKS and GTSCRIPT_STREAMING_STORES where set. */
+void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, PlanChoice *c);
 
 /* A plan made from choice `c` (plan_model's, or the tuner's). NULL (with a Python MemoryError
  * set) when out of memory. */
@@ -62,9 +69,10 @@ static inline bool plan_fits(const Plan *p, const int64_t domain[3], CpuLayout l
     return p && p->layout == layout && p->domain[0] == domain[0] && p->domain[1] == domain[1] &&
            p->domain[2] == domain[2];
 }
-/* Whether p was made from choice c (its tile and column blocks). */
+/* Whether p was made from choice c (its tile, column blocks and streaming). */
 static inline bool plan_is(const Plan *p, const PlanChoice *c) {
-    return p->ti == c->ti && p->tj == c->tj && p->block_cols == c->block_cols;
+    return p->ti == c->ti && p->tj == c->tj && p->block_cols == c->block_cols &&
+           p->stream == c->stream;
 }
 
 #endif

@@ -17,17 +17,21 @@
 #include "call/machine.h"
 #include "call/pool.h"
 
-/* Calls whose kernel runs shorter than this are not tuned: a few percent of 2 ms is tens of
- * microseconds, as much as a call's own overhead and the clock's noise on a busy machine, so
- * a faster plan could not be told apart from a lucky measurement; and each tuning call may run
- * a slower candidate, which short calls would not earn back. GTSCRIPT_AUTOTUNE_MIN_MS sets
- * another threshold (tests). */
+/* A measurement of a candidate spans at least this much kernel time: a few percent of 2 ms
+ * is tens of microseconds, as much as a call's own overhead and the clock's noise on a busy
+ * machine, so a faster plan could not be told apart from a lucky measurement in less. A
+ * shorter call measures each candidate over several calls (the fastest of them), as many as
+ * make up 2 ms, at most TUNE_MAX_REPEATS; GTSCRIPT_AUTOTUNE_MIN_MS sets another span (tests). */
 #define TUNE_MIN_SECONDS 2e-3
+/* Calls shorter than this are not tuned: their time is mostly the call's own (argument
+ * checks, waking the threads), not the plan's. */
+#define TUNE_FLOOR_SECONDS 1e-4
 /* A candidate replaces the model's plan only when it is faster by more than this fraction
  * (each compared by the lower of two measurements): less is within the noise. */
 #define TUNE_NOISE 0.03
 
 enum {
+    TUNE_MAX_REPEATS = 8,  /* calls per measurement of a short call (TUNE_MIN_SECONDS) */
     TUNE_MAX_RECORDS = 16, /* keys remembered per stencil, the least recently used dropped */
     TUNE_MAX_DISCARDS = 4, /* measurements per key set aside because the run lacked threads */
     TUNE_NAME_LEN = 512,
@@ -113,46 +117,54 @@ static void drop(TuneTable *t, TuneRecord *r) {
 static bool same_choice(const PlanChoice *a, const PlanChoice *b) {
     return a->ti == b->ti && a->tj == b->tj && a->block_cols == b->block_cols &&
            a->tile_why == b->tile_why && a->block_why == b->block_why && a->env == b->env &&
-           a->tile_free == b->tile_free && a->blocks_free == b->blocks_free;
+           a->tile_free == b->tile_free && a->blocks_free == b->blocks_free &&
+           a->stream == b->stream && a->stream_why == b->stream_why &&
+           a->stream_free == b->stream_free;
 }
 
-/* Adds candidate (ti, tj) (clamped to the domain) unless an equal one is there. */
-static void add_candidate(TuneRecord *r, int64_t ti, int64_t tj, int64_t block_cols) {
+/* Adds candidate (ti, tj) (clamped to the domain) with the model's blocks and streaming,
+ * unless an equal one is there. */
+static void add_candidate(TuneRecord *r, int64_t ti, int64_t tj) {
+    const PlanChoice *m = &r->model;
     ti = clamp64(ti, 1, r->domain[0]);
     tj = clamp64(tj, 1, r->domain[1]);
     for (int i = 0; i < r->ncand; i++)
-        if (r->cand[i].ti == ti && r->cand[i].tj == tj && r->cand[i].block_cols == block_cols)
-            return;
+        if (r->cand[i].ti == ti && r->cand[i].tj == tj) return;
     if (r->ncand == TUNE_MAX_CANDIDATES) return;
-    r->cand[r->ncand++] = (TuneCandidate){ti, tj, block_cols, {0, 0}, 0};
+    r->cand[r->ncand++] = (TuneCandidate){ti, tj, m->block_cols, m->stream, {0, 0}, 0};
 }
 
 /* The model's plan first, then variations of its tile along the axis it sized (area halved
- * and doubled), of its aspect, whole rows of I (about the same area), and the column blocks
- * toggled (its tile chosen when its turn comes: the fastest so far). At most 7. */
+ * and doubled), of its aspect, whole rows of I (about the same area), the column blocks
+ * toggled and the streaming toggled (each on the fastest plan so far, chosen when its turn
+ * comes). At most 9. */
 static void make_candidates(TuneRecord *r) {
     const PlanChoice *m = &r->model;
     int64_t ti = m->ti, tj = m->tj, bc = m->block_cols;
     r->ncand = 0;
-    add_candidate(r, ti, tj, bc);
+    add_candidate(r, ti, tj);
     if (m->tile_free) {
         if (m->tile_axis == 0) {
-            add_candidate(r, ti / 2, tj, bc);
-            add_candidate(r, twice(ti), tj, bc);
+            add_candidate(r, ti / 2, tj);
+            add_candidate(r, twice(ti), tj);
         } else {
-            add_candidate(r, ti, tj / 2, bc);
-            add_candidate(r, ti, twice(tj), bc);
+            add_candidate(r, ti, tj / 2);
+            add_candidate(r, ti, twice(tj));
         }
-        add_candidate(r, twice(ti), tj / 2, bc);
-        add_candidate(r, ti / 2, twice(tj), bc);
+        add_candidate(r, twice(ti), tj / 2);
+        add_candidate(r, ti / 2, twice(tj));
         int64_t area;
         if (r->domain[0] > ti && !__builtin_mul_overflow(ti, tj, &area) && area >= r->domain[0])
-            add_candidate(r, r->domain[0], area / r->domain[0], bc);
+            add_candidate(r, r->domain[0], area / r->domain[0]);
     }
-    r->blocks_cand = -1;
+    r->blocks_cand = r->stream_cand = -1;
     if (m->blocks_free && r->ncand < TUNE_MAX_CANDIDATES) {
         r->blocks_cand = r->ncand;
-        r->cand[r->ncand++] = (TuneCandidate){ti, tj, bc ? 0 : GT_BLOCK_COLS, {0, 0}, 0};
+        r->cand[r->ncand++] = (TuneCandidate){ti, tj, bc ? 0 : GT_BLOCK_COLS, m->stream, {0, 0}, 0};
+    }
+    if (m->stream_free && r->ncand < TUNE_MAX_CANDIDATES) {
+        r->stream_cand = r->ncand;
+        r->cand[r->ncand++] = (TuneCandidate){ti, tj, bc, !m->stream, {0, 0}, 0};
     }
 }
 
@@ -184,8 +196,9 @@ static int step_candidate(const TuneRecord *r, int step) {
 
 /* ---- the record on disk ----------------------------------------------------------------
  * name:  "<machine> <layout C|F|G> <shared 0|1> <threads> <ni> <nj> <nk>"
- * value: "<chosen> <ti>x<tj>/<block columns>=<us>[,<us>] ..." per candidate, in microseconds
- *        (integers: a float's text would depend on the locale) */
+ * value: "<chosen> <ti>x<tj>/<block columns>/<streaming 0|1>=<us>[,<us>] ..." per
+ *        candidate, in microseconds (integers: a float's text would depend on the locale).
+ *        A record of another form (an older gtscript's) is ignored and measured again. */
 
 static void record_name(const TuneRecord *r, char *buf, size_t n) {
     snprintf(buf, n, "%s %c %d %d %lld %lld %lld", machine_id(), "CFG"[r->layout],
@@ -197,8 +210,8 @@ static void record_value(const TuneRecord *r, char *buf, size_t n) {
     size_t at = (size_t)snprintf(buf, n, "%d", r->chosen);
     for (int i = 0; i < r->ncand && at < n; i++) {
         const TuneCandidate *c = &r->cand[i];
-        at += (size_t)snprintf(buf + at, n - at, " %lldx%lld/%lld=", (long long)c->ti,
-                               (long long)c->tj, (long long)c->block_cols);
+        at += (size_t)snprintf(buf + at, n - at, " %lldx%lld/%lld/%d=", (long long)c->ti,
+                               (long long)c->tj, (long long)c->block_cols, c->stream ? 1 : 0);
         for (int k = 0; k < c->measured && at < n; k++)
             at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? "," : "",
                                    (long long)llround(c->seconds[k] * 1e6));
@@ -236,9 +249,12 @@ static bool parse_value(const char *v, TuneRecord *r) {
         if (n == TUNE_MAX_CANDIDATES) return false;
         TuneCandidate *c = &r->cand[n++];
         memset(c, 0, sizeof *c);
+        int64_t stream;
         if (!parse_count(&v, &c->ti) || !expect(&v, 'x') || !parse_count(&v, &c->tj) ||
-            !expect(&v, '/') || !parse_count(&v, &c->block_cols) || !expect(&v, '='))
+            !expect(&v, '/') || !parse_count(&v, &c->block_cols) || !expect(&v, '/') ||
+            !parse_count(&v, &stream) || stream > 1 || !expect(&v, '='))
             return false;
+        c->stream = stream == 1;
         int64_t us;
         while (c->measured < 2 && parse_count(&v, &us)) {
             c->seconds[c->measured++] = (double)us / 1e6;
@@ -247,6 +263,7 @@ static bool parse_value(const char *v, TuneRecord *r) {
         if (c->ti < 1 || c->ti > r->domain[0] || c->tj < 1 || c->tj > r->domain[1] ||
             (c->block_cols != 0 && c->block_cols != GT_BLOCK_COLS) ||
             (!m->blocks_free && c->block_cols != m->block_cols) ||
+            (!m->stream_free && c->stream != m->stream) ||
             (!m->tile_free && (c->ti != m->ti || c->tj != m->tj)))
             return false;
     }
@@ -329,6 +346,7 @@ static void apply(PlanChoice *c, const TuneCandidate *k) {
     c->ti = k->ti;
     c->tj = k->tj;
     c->block_cols = k->block_cols;
+    c->stream = k->stream;
 }
 
 void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const int64_t domain[3],
@@ -336,13 +354,14 @@ void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const in
     tc->serial = 0;
     tc->step = -1;
     tc->measured = false;
+    tc->rep = 0;
     tc->have_snap = false;
     int threads = t ? t->threads : pool_threads();
     TuneRecord *r = t ? find(t, domain, variant, threads) : NULL;
     PlanChoice model;
     memset(&model, 0, sizeof model);
     if (r == NULL || fresh) {
-        plan_model(st, domain, variant.layout, &model);
+        plan_model(st, domain, variant, &model);
         /* the shared-memory kernel keeps the bundles (codegen.h): no block choice there */
         if (variant.shared) model.blocks_free = false;
     }
@@ -366,16 +385,34 @@ void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const in
     }
 }
 
+/* The calls one measurement of a call of `seconds` spans (0: too short to tune). */
+static int repeats_for(double seconds, double min_seconds) {
+    if (seconds >= min_seconds) return 1;
+    if (seconds < TUNE_FLOOR_SECONDS) return 0;
+    double n = ceil(min_seconds / seconds);
+    return n < TUNE_MAX_REPEATS ? (int)n : TUNE_MAX_REPEATS;
+}
+
 /* Records a tuning call's time; true when tuning is over (r->state is then TUNE_MEASURED). */
 static bool record_time(TuneRecord *r, double seconds) {
+    r->calls++;
     if (r->step == 0) {
-        r->warmup_seconds = seconds;
-        if (seconds < r->min_seconds)
+        /* two warm-up calls, the faster counts: a first call also pays for first touches
+         * (the plan's buffers, pages of fresh arrays), which would hide a short call */
+        r->warmup_seconds = r->calls == 1 || seconds < r->warmup_seconds ? seconds : r->warmup_seconds;
+        if (r->calls == 1 && repeats_for(seconds, r->min_seconds) > 0) return false;
+        r->repeats = repeats_for(r->warmup_seconds, r->min_seconds);
+        if (r->repeats == 0)
             r->state = TUNE_SHORT;
         else
             r->step = 1;
         return false;
     }
+    /* a measurement: the fastest of `repeats` calls */
+    r->rep_best = r->rep == 0 || seconds < r->rep_best ? seconds : r->rep_best;
+    if (++r->rep < r->repeats) return false;
+    seconds = r->rep_best;
+    r->rep = 0;
     TuneCandidate *c = &r->cand[step_candidate(r, r->step)];
     if (c->measured < 2) c->seconds[c->measured++] = seconds;
     r->step++;
@@ -384,6 +421,13 @@ static bool record_time(TuneRecord *r, double seconds) {
         const TuneCandidate *f = &r->cand[fastest(r, r->blocks_cand)];
         r->cand[r->blocks_cand].ti = f->ti;
         r->cand[r->blocks_cand].tj = f->tj;
+    }
+    if (r->stream_cand > 0 && r->step == r->stream_cand + 1) {
+        /* the streaming toggled, on the fastest tile and blocks so far */
+        const TuneCandidate *f = &r->cand[fastest(r, r->stream_cand)];
+        r->cand[r->stream_cand].ti = f->ti;
+        r->cand[r->stream_cand].tj = f->tj;
+        r->cand[r->stream_cand].block_cols = f->block_cols;
     }
     if (r->step == r->ncand + 1) r->finalist = fastest(r, r->ncand);
     if (step_candidate(r, r->step) >= 0) return false;
@@ -405,6 +449,7 @@ void tune_end(TuneTable *t, const char *cache_key, TuneCall *tc, double seconds,
             r->discards++;
         } else {
             tc->measured = true;
+            tc->rep = r->rep;
             done = record_time(r, seconds);
         }
     }
@@ -428,11 +473,14 @@ static void list_times(const TuneRecord *r, char *buf, size_t n) {
     buf[0] = '\0';
     for (int i = 0; i < r->ncand && at < n; i++) {
         const TuneCandidate *c = &r->cand[i];
-        at += (size_t)snprintf(buf + at, n - at, "%s%lldx%lld%s %.3g", i ? ", " : "",
+        at += (size_t)snprintf(buf + at, n - at, "%s%lldx%lld%s%s %.3g", i ? ", " : "",
                                (long long)c->ti, (long long)c->tj,
                                !r->model.blocks_free ? ""
                                : c->block_cols       ? " blocks"
                                                      : " bundles",
+                               !r->model.stream_free ? ""
+                               : c->stream           ? " streaming"
+                                                     : " plain",
                                1e3 * best_seconds(c));
     }
 }
@@ -453,8 +501,10 @@ static PyObject *candidates_list(const TuneRecord *r) {
         PyObject *blocks =
             r->model.block_why ? PyLong_FromLongLong(c->block_cols) : Py_NewRef(Py_None);
         PyObject *e = ms && blocks
-                          ? Py_BuildValue("{s:(LL),s:O,s:O}", "tile", (long long)c->ti,
-                                          (long long)c->tj, "column_blocks", blocks, "ms", ms)
+                          ? Py_BuildValue("{s:(LL),s:O,s:O,s:O}", "tile", (long long)c->ti,
+                                          (long long)c->tj, "column_blocks", blocks,
+                                          "streaming_stores", c->stream ? Py_True : Py_False,
+                                          "ms", ms)
                           : NULL;
         Py_XDECREF(ms);
         Py_XDECREF(blocks);
@@ -466,9 +516,11 @@ static PyObject *candidates_list(const TuneRecord *r) {
     return l;
 }
 
-PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const char **block_why) {
+PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const char **block_why,
+                    const char **stream_why) {
     *tile_why = p ? p->tile_why : "none";
     *block_why = p ? p->block_why : NULL;
+    *stream_why = p ? p->stream_why : NULL;
     if (!tc->have_snap || tc->snap.state == TUNE_FIXED) return Py_NewRef(Py_None);
     const TuneRecord *r = &tc->snap;
     char times[TUNE_WHY_LEN - 96];
@@ -480,8 +532,11 @@ PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const ch
             msg = r->state == TUNE_SHORT ? "model: too short to tune"
                                          : "tuning: warm-up (the model's plan)";
         else if (c >= 0) {
-            snprintf(tc->tile_why, TUNE_WHY_LEN, "tuning: candidate %d of %d%s%s", c + 1, r->ncand,
-                     tc->step > r->ncand ? ", measured again" : "",
+            char rep[48] = "";
+            if (r->repeats > 1 && tc->measured)
+                snprintf(rep, sizeof rep, ", call %d of %d", tc->rep + 1, r->repeats);
+            snprintf(tc->tile_why, TUNE_WHY_LEN, "tuning: candidate %d of %d%s%s%s", c + 1,
+                     r->ncand, tc->step > r->ncand ? ", measured again" : "", rep,
                      tc->measured ? "" : " (not measured: the threads were busy)");
             msg = tc->tile_why;
         }
@@ -506,8 +561,11 @@ PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const ch
                      (long long)k->ti, (long long)k->tj, r->ncand, times);
             snprintf(tc->block_why, TUNE_WHY_LEN, "measured: %s of %d candidates (ms: %s)",
                      k->block_cols ? "blocks" : "bundles", r->ncand, times);
+            snprintf(tc->stream_why, TUNE_WHY_LEN, "measured: %s of %d candidates (ms: %s)",
+                     k->stream ? "streaming" : "plain", r->ncand, times);
             if (r->model.tile_free) *tile_why = tc->tile_why;
             if (r->model.blocks_free) *block_why = tc->block_why;
+            if (r->model.stream_free) *stream_why = tc->stream_why;
         }
         break;
     default:
@@ -516,6 +574,7 @@ PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const ch
     if (msg) {
         if (r->model.tile_free) *tile_why = msg;
         if (r->model.blocks_free) *block_why = msg;
+        if (r->model.stream_free) *stream_why = msg;
     }
     PyObject *cands = candidates_list(r);
     if (cands == NULL) return NULL;
@@ -525,8 +584,8 @@ PyObject *tune_info(TuneCall *tc, const Plan *p, const char **tile_why, const ch
         Py_DECREF(cands);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:N,s:N,s:i,s:d,s:d}", "state", state, "candidates", cands, "chosen",
-                         chosen, "calls",
-                         r->state == TUNE_DISK ? 0 : r->step + (r->state == TUNE_SHORT),
-                         "warmup_ms", 1e3 * r->warmup_seconds, "min_ms", 1e3 * r->min_seconds);
+    return Py_BuildValue("{s:s,s:N,s:N,s:i,s:i,s:d,s:d}", "state", state, "candidates", cands,
+                         "chosen", chosen, "calls", r->state == TUNE_DISK ? 0 : r->calls,
+                         "repeats", r->repeats, "warmup_ms", 1e3 * r->warmup_seconds, "min_ms",
+                         1e3 * r->min_seconds);
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "backend/cpu/jit.h"
+#include "backend/cpu/stream.h"
 
 static double seconds(void) {
     struct timespec ts;
@@ -41,6 +42,8 @@ static bool build_here(const Stencil *st, CpuVariant variant, const char *passes
                                    llvm_budget(), &r, err, errlen);
         out->functions = r.functions;
         out->cheap_functions = r.cheap;
+        /* after the vectoriser: it is the vector stores that may stream */
+        if (ok) cpu_stream_stores(mod, st, variant);
     }
     double t2 = seconds();
     out->optimise_seconds = t2 - t1;

@@ -74,6 +74,10 @@ typedef struct CG {
     const struct BlockSym *views;
     int nviews;
     LLVMValueRef col; /* argument arrays may share memory: only temporaries are noalias */
+    /* streaming stores (stream.h): whether the kernel has fields to stream, and in the
+     * current part whether the plan streams (tile[4], loaded in its prologue) */
+    bool streams;
+    LLVMValueRef stream_on;
     char *err;
     size_t errlen;
 } CG;

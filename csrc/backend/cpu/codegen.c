@@ -10,6 +10,7 @@
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/merge.h"
+#include "backend/cpu/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -603,6 +604,55 @@ void cg_emit_point(CG *g, const Stmt *s) {
     }
 }
 
+/* The first statement of a run that stores into a field whose stores may stream (stream.h),
+ * along the unit-stride axis the nest's inner loop runs on; NULL when there is none. */
+static const Stmt *stream_aligner(const CG *g, Stmt *const *run, int n) {
+    if (!g->streams) return NULL;
+    int unit = g->layout == LAYOUT_K_UNIT ? AX_K : AX_I;
+    for (int i = 0; i < n; i++) {
+        const Stmt *s = run[i];
+        if (s->kind != S_ASSIGN || s->assign.kexpr || s->assign.kchecked) continue;
+        if (cpu_streamed_field(s->assign.target) && (s->assign.target->axes & unit)) return s;
+    }
+    return NULL;
+}
+
+/* The unit-stride loop of a nest. With a streamed store (`al`), it runs in two segments,
+ * one loop emitted once inside a loop over the two: [lo, a) until al's store address is
+ * 64-byte aligned, then [a, hi), so the vector loop LLVM makes of it stores whole aligned
+ * vectors (stream.h). Where the plan does not stream, a = lo: the first segment is empty. */
+typedef struct Inner {
+    Loop seg, loop;
+    bool split;
+} Inner;
+
+static LLVMValueRef inner_begin(CG *g, Inner *in, LLVMValueRef lo, LLVMValueRef hi, const Stmt *al,
+                                LLVMValueRef *axis, const char *name) {
+    LLVMBuilderRef b = g->b;
+    in->split = al != NULL;
+    if (!in->split) return cg_loop_begin(g, &in->loop, lo, hi, name);
+    /* al's address at the loop's first point */
+    LLVMValueRef saved = *axis;
+    *axis = lo;
+    const Symbol *t = al->assign.target;
+    int off[3] = {0, 0, al->assign.koff};
+    LLVMValueRef addr = LLVMBuildPtrToInt(b, address(g, t, off, NULL, al->assign.ndi, al->assign.data_index), g->i64, "");
+    *axis = saved;
+    LLVMValueRef gap = LLVMBuildAnd(b, LLVMBuildNeg(b, addr, ""), cg_c64(g, 63), "");
+    LLVMValueRef peel = LLVMBuildUDiv(b, gap, cg_c64(g, dtype_size(t->dtype)), "");
+    peel = LLVMBuildSelect(b, g->stream_on, peel, cg_c64(g, 0), "peel");
+    LLVMValueRef a = smin(g, LLVMBuildNSWAdd(b, lo, peel, ""), hi);
+    LLVMValueRef seg = cg_loop_begin(g, &in->seg, cg_c64(g, 0), cg_c64(g, 2), "segment");
+    LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, seg, cg_c64(g, 0), "");
+    LLVMValueRef from = LLVMBuildSelect(b, first, lo, a, ""), to = LLVMBuildSelect(b, first, a, hi, "");
+    return cg_loop_begin(g, &in->loop, from, to, name);
+}
+
+static void inner_end(CG *g, Inner *in) {
+    cg_loop_end(g, &in->loop);
+    if (in->split) cg_loop_end(g, &in->seg);
+}
+
 /* Loops a run of statements (merge.c: they share the extent and region boxes) over their
  * horizontal range (one box, or the whole extended domain), with K either fixed (g->k set
  * by the caller) or looped over [klo, khi); at each point the statements in order. */
@@ -631,20 +681,22 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
     }
     /* The unit-stride axis innermost, so the inner loop streams and vectorises. */
     Loop li, lj, lk;
+    Inner in;
+    const Stmt *al = stream_aligner(g, run, n);
     if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
-        if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
+        if (klo) g->k = inner_begin(g, &in, klo, khi, al, &g->k, "k");
         for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
-        if (klo) cg_loop_end(g, &lk);
+        if (klo) inner_end(g, &in);
         cg_loop_end(g, &lj);
         cg_loop_end(g, &li);
     } else {
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
-        g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
+        g->i = inner_begin(g, &in, ilo, ihi, al, &g->i, "i");
         for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
-        cg_loop_end(g, &li);
+        inner_end(g, &in);
         cg_loop_end(g, &lj);
         if (klo) cg_loop_end(g, &lk);
     }
@@ -815,6 +867,11 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     g->ti1 = load_i64(g, b, tile, 1, "ti1");
     g->tj0 = load_i64(g, b, tile, 2, "tj0");
     g->tj1 = load_i64(g, b, tile, 3, "tj1");
+    g->stream_on = NULL;
+    if (g->streams) {
+        LLVMValueRef bit = LLVMBuildAnd(b, load_i64(g, b, tile, 4, "tile_flags"), cg_c64(g, GT_TILE_STREAM), "");
+        g->stream_on = LLVMBuildICmp(b, LLVMIntNE, bit, cg_c64(g, 0), "streaming");
+    }
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_SCALAR) continue;
@@ -998,6 +1055,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     /* column blocks in C order, where no two arrays share memory (the scratch copies would
      * hide one's writes from the other) */
     g.nblk = variant.layout == LAYOUT_K_UNIT && !variant.shared ? cpu_block_buffers(st) : 0;
+    g.streams = cpu_streamed_fields(st, variant) > 0;
     g.blkbuf = calloc((size_t)g.nblk + 1, sizeof *g.blkbuf);
     g.base = calloc((size_t)nslots + 1, sizeof *g.base);
     g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);

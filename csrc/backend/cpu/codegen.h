@@ -15,6 +15,8 @@
  *                 then 8 bytes the kernel sets to the line of a checked K access that left
  *                 the domain; then a GtLoopWatch * (below)
  * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
+ * tile[4]         flags: GT_TILE_STREAM, stores into the fields the stencil only writes may
+ *                 bypass the caches (stream.h)
  * Each statement runs over the tile widened by its extent (the extents of the analysis), so
  * tiles are independent: values a tile reads from temporaries it computes itself. Pointers
  * of temporaries address tile-private buffers whose element (0, 0, 0) is the tile's origin
@@ -32,6 +34,7 @@
 #include "ir/ir.h"
 
 enum { GT_STRIDES = 3 + GT_MAX_DATA_DIMS };
+enum { GT_TILE_STREAM = 1 };
 
 /*
  * What while loops watch (call/interrupt.h): every GT_LOOP_CHECK iterations a loop compares

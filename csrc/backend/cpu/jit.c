@@ -26,6 +26,7 @@ enum { JIT_SPARE_TMS = 16 };
 static struct {
     pthread_mutex_t lock;
     bool ready;
+    bool asm_parser; /* LLVMInitializeNativeAsmParser succeeded */
     char *triple, *cpu, *features, *target_id;
     int codegen_level;
     LLVMTargetMachineRef tm; /* the first target machine: data layout, and the first build's */
@@ -133,6 +134,9 @@ static bool init_locked(char *err, size_t errlen) {
         snprintf(err, errlen, "LLVM cannot initialise the native target");
         return false;
     }
+    /* the assembler's parser: streaming stores write single elements with inline assembly
+     * (stream.c); without it they write those elements plainly */
+    J.asm_parser = LLVMInitializeNativeAsmParser() == 0;
     J.triple = LLVMGetDefaultTargetTriple();
     J.cpu = LLVMGetHostCPUName();
     J.features = LLVMGetHostCPUFeatures();
@@ -173,6 +177,7 @@ bool jit_init(char *err, size_t errlen) {
 
 const char *jit_target_id(void) { return J.target_id ? J.target_id : ""; }
 const char *jit_cpu_name(void) { return J.cpu ? J.cpu : ""; }
+bool jit_has_asm_parser(void) { return J.asm_parser; }
 bool jit_has_wide_vectors(void) { return J.features && strstr(J.features, "+avx512f") != NULL; }
 
 LLVMTargetMachineRef jit_tm_acquire(char *err, size_t errlen) {

@@ -25,6 +25,8 @@ const char *jit_target_id(void);
 const char *jit_cpu_name(void);
 /* Whether the host has 512-bit vectors (AVX-512F): kernels then ask LLVM for them. */
 bool jit_has_wide_vectors(void);
+/* Whether LLVM can assemble inline assembly for the host (its assembler parser initialised). */
+bool jit_has_asm_parser(void);
 /* A target machine for the host that no other thread uses until jit_tm_release; made once
  * and reused (creating one costs a build of a small stencil a measurable part of its time).
  * NULL with a message on failure. */
