@@ -221,3 +221,22 @@ def test_tuner_measures_streaming_on_large_outputs(monkeypatch, rng):
     assert plan["streaming_stores"] is chosen["streaming_stores"]
     word = "streaming" if chosen["streaming_stores"] else "plain"
     assert plan["streaming_stores_why"].startswith(f"measured: {word} of ")
+
+
+def test_elements_off_their_natural_alignment(streaming, rng):
+    """An array whose data starts an odd number of bytes into its buffer (NumPy marks it not
+    aligned): no vector is ever aligned there, every element is written by movnti."""
+    streaming(True)
+    shape = (7, 6, 21)
+    inp = rng.random(shape)
+    raw = np.full(8 * (int(np.prod(shape)) + 2 * 64) + 64, 0x5A, np.uint8)
+    start = (-raw.ctypes.data) % 64 + 64 + 3
+    out = raw[start:start + 8 * int(np.prod(shape))].view(np.float64).reshape(shape)
+    assert not out.flags.aligned
+    out[...] = 0.0
+    plan = call(gtscript.stencil("cpu", defn_lap(np.float64)), [inp, out], origin=(1, 1, 0),
+                domain=(5, 4, 21))
+    assert plan["streaming_stores"]
+    np.testing.assert_array_equal(out[1:-1, 1:-1], np_lap(inp))
+    assert np.all(out[[0, -1]] == 0) and np.all(out[:, [0, -1]] == 0)
+    assert np.all(raw[:start] == 0x5A) and np.all(raw[start + out.nbytes:] == 0x5A)

@@ -463,6 +463,16 @@ void cg_loop_end_step(CG *g, Loop *L, int step) {
 
 void cg_loop_end(CG *g, Loop *L) { cg_loop_end_step(g, L, 1); }
 
+/* The end of a loop whose step is a value (positive). */
+static void loop_end_by(CG *g, Loop *L, LLVMValueRef step) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef next = LLVMBuildNSWAdd(b, L->iv, step, "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMAddIncoming(L->iv, &next, &latch, 1);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, L->hi, ""), L->header, L->exit);
+    LLVMPositionBuilderAtEnd(b, L->exit);
+}
+
 /* The K level of iteration `iv` of a sweep over [ks, ke): BACKWARD runs from ke - 1 down. */
 LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMValueRef ks,
                             LLVMValueRef ke) {
@@ -604,6 +614,74 @@ void cg_emit_point(CG *g, const Stmt *s) {
     }
 }
 
+/* ---- C-order rows joined ---------------------------------------------------------------
+ * In C order a nest's inner loop runs along K, a row of nk levels: with 80 levels, ten
+ * vectors of float64, and whatever the loop does per row (its remainder, the peel of
+ * streaming stores) is paid every ten vectors. Where every array the nest touches has its
+ * rows back to back (the J stride equal to the rows' length: a domain spanning the arrays'
+ * whole K axis, unpadded), the rows of consecutive J columns are one contiguous run, and the
+ * nest runs over each I row's J columns as one loop: the same points in the same order, each
+ * address the same linear function of (i, j, k), with j fixed at the run's first column and
+ * k running on past the row's end. Checked per call (the strides are the call's); otherwise
+ * the nest runs row by row. Only where nothing else reads the level: no K as a value, no
+ * variable or absolute K offsets, no while loops, every array with a K axis. */
+
+static bool collapse_expr(const CG *g, const Expr *e, bool *slots) {
+    if (e == NULL) return true;
+    switch (e->kind) {
+    case E_KINDEX: return false;
+    case E_FIELD: {
+        const Symbol *s = e->field.sym;
+        if (e->field.kexpr || e->field.kabs || e->field.kchecked || !(s->axes & AX_K) ||
+            cpu_bundle_buffer(g->st, s, g->layout))
+            return false;
+        slots[s->slot] = true;
+        return true;
+    }
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC: return collapse_expr(g, e->op.a, slots) && collapse_expr(g, e->op.b, slots);
+    case E_TERNARY:
+        return collapse_expr(g, e->ternary.cond, slots) && collapse_expr(g, e->ternary.a, slots) &&
+               collapse_expr(g, e->ternary.b, slots);
+    case E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (!collapse_expr(g, e->call.args[i], slots)) return false;
+        return true;
+    case E_CAST: return collapse_expr(g, e->cast, slots);
+    default: return true;
+    }
+}
+
+/* Whether a run's rows may be joined (above); slots[] marks the arrays it touches. */
+static bool rows_collapse(const CG *g, Stmt *const *run, int n, bool *slots) {
+    for (int i = 0; i < n; i++) {
+        const Stmt *s = run[i];
+        if (s->kind != S_ASSIGN) return false;
+        const Symbol *t = s->assign.target;
+        if (s->assign.kexpr || s->assign.kchecked || !(t->axes & AX_K) ||
+            cpu_bundle_buffer(g->st, t, g->layout))
+            return false;
+        slots[t->slot] = true;
+        if (!collapse_expr(g, s->guard, slots) || !collapse_expr(g, s->assign.value, slots))
+            return false;
+    }
+    return true;
+}
+
+/* The J columns a row of the nest joins: jhi - jlo where every touched array's J stride is
+ * the row length `trip`, else 1. */
+static LLVMValueRef joined_columns(CG *g, const bool *slots, LLVMValueRef trip, LLVMValueRef jlo,
+                                   LLVMValueRef jhi) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+    for (int s = 0; s < stencil_nslots(g->st); s++)
+        if (slots[s])
+            ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, (*slot_strides(g, s))[1], trip, ""), "");
+    return LLVMBuildSelect(b, ok, LLVMBuildNSWSub(b, jhi, jlo, ""), cg_c64(g, 1), "joined");
+}
+
 /* The first statement of a run that stores into a field whose stores may stream (stream.h),
  * along the unit-stride axis the nest's inner loop runs on; NULL when there is none. */
 static const Stmt *stream_aligner(const CG *g, Stmt *const *run, int n) {
@@ -683,7 +761,28 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
     Loop li, lj, lk;
     Inner in;
     const Stmt *al = stream_aligner(g, run, n);
-    if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
+    bool *slots = NULL;
+    if (g->layout == LAYOUT_K_UNIT && klo) {
+        slots = calloc((size_t)stencil_nslots(g->st) + 1, sizeof *slots);
+        if (slots == NULL) g->oom = true;
+        if (slots && !rows_collapse(g, run, n, slots)) {
+            free(slots);
+            slots = NULL;
+        }
+    }
+    if (slots) { /* C-order rows joined (above) */
+        LLVMValueRef trip = LLVMBuildNSWSub(g->b, khi, klo, "");
+        LLVMValueRef cols = joined_columns(g, slots, trip, jlo, jhi);
+        free(slots);
+        g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
+        g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
+        LLVMValueRef kend = LLVMBuildNSWAdd(g->b, klo, LLVMBuildNSWMul(g->b, cols, trip, ""), "");
+        g->k = inner_begin(g, &in, klo, kend, al, &g->k, "k");
+        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
+        inner_end(g, &in);
+        loop_end_by(g, &lj, cols);
+        cg_loop_end(g, &li);
+    } else if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         if (klo) g->k = inner_begin(g, &in, klo, khi, al, &g->k, "k");
