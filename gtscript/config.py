@@ -71,12 +71,14 @@ VARIABLES: tuple[Variable, ...] = (
              "tests; no plan tuning then); never changes what is computed", "0 or 1",
              lambda v: v in ("0", "1")),
     Variable("GTSCRIPT_AUTOTUNE", "1",
-             "1: cpu calls long enough to matter measure a few tile and column-block plans over "
-             "their first calls on a domain and keep the fastest (docs/performance.md); 0: the "
-             "model's plan only. Never changes what is computed", "0 or 1",
+             "1: cpu calls long enough to matter measure a few tile, column-block and "
+             "streaming-store plans over their first calls on a domain and keep the fastest "
+             "(docs/performance.md); 0: the model's plan only. Never changes what is computed",
+             "0 or 1",
              lambda v: v in ("0", "1")),
     Variable("GTSCRIPT_AUTOTUNE_MIN_MS", "2",
-             "tests only: the kernel time in ms under which a call's plan is not tuned",
+             "tests only: the kernel time in ms one measurement of a plan spans (a shorter "
+             "call is measured over several calls)",
              "a number of milliseconds >= 0", _budget),
     Variable("GTSCRIPT_LLVM_BUDGET", "10",
              "seconds of LLVM optimisation per build before the rest of the kernel gets the "
