@@ -766,7 +766,7 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
                          (long long)(p ? p->budget : 0), "temporaries", temps, "column_blocks",
                          (long long)(chose ? p->block_cols : 0), "column_blocks_why",
                          chose ? block_why : "none", "streaming_stores",
-                         p && p->stream && stream_why ? Py_True : Py_False, "streaming_stores_why",
+                         p && p->stream ? Py_True : Py_False, "streaming_stores_why",
                          p && stream_why ? stream_why : "none", "machine", machine, "tuning", tuning);
 }
 

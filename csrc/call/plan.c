@@ -119,6 +119,14 @@ static void model_tiles(const Stencil *st, const int64_t n[3], CpuLayout layout,
     }
 }
 
+/* A 0/1 override from the environment (v: the variable's value): 0 or 1, -1 when unset or
+ * anything else (gtscript/config.py reports such a value). Sets c->env when it decides. */
+static int env_switch(const char *v, PlanChoice *c) {
+    if (v == NULL || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)) return -1;
+    c->env = true;
+    return v[0] == '1';
+}
+
 /* The bytes of one scratch buffer of a column block (each level padded to whole cache lines,
  * so that every level starts aligned) and of a thread's whole scratch, for nbuf buffers; false
  * when beyond BLOCK_SCRATCH_MAX per thread (a domain of very many levels: the scratch grows
@@ -146,12 +154,11 @@ static void model_blocks(const Stencil *st, const int64_t n[3], CpuLayout layout
     c->block_cols = GT_BLOCK_COLS;
     c->block_why = "model";
     c->blocks_free = true;
-    const char *env = getenv("GTSCRIPT_COLUMN_BLOCKS");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
-        c->block_cols = env[0] == '1' ? GT_BLOCK_COLS : 0;
+    int env = env_switch(getenv("GTSCRIPT_COLUMN_BLOCKS"), c);
+    if (env >= 0) {
+        c->block_cols = env ? GT_BLOCK_COLS : 0;
         c->block_why = "env";
         c->blocks_free = false;
-        c->env = true;
     }
     int64_t buf, total;
     if (!block_scratch(n[2], nbuf, &buf, &total)) {
@@ -171,13 +178,9 @@ static void model_stream(const Stencil *st, const int64_t n[3], CpuVariant varia
     c->stream = false;
     c->stream_why = NULL;
     c->stream_free = false;
-    if (cpu_streamed_fields(st, variant) == 0) return;
-    int64_t points = sat_mul(sat_mul(n[0], n[1]), n[2]), bytes = 0;
-    int unit = variant.layout == LAYOUT_K_UNIT ? AX_K : AX_I;
-    for (int i = 0; i < st->nparams; i++) {
-        const Symbol *s = st->params[i];
-        if (cpu_streamed_field(s) && (s->axes & unit)) bytes = sat_add(bytes, sat_mul(points, dtype_size(s->dtype)));
-    }
+    int per_point = cpu_streamed_bytes(st, variant);
+    if (per_point == 0) return;
+    int64_t bytes = sat_mul(sat_mul(sat_mul(n[0], n[1]), n[2]), per_point);
     int64_t l2 = cpu_cache_bytes(2), llc = cpu_cache_bytes(3);
     int64_t near = sat_mul(l2 > 0 ? l2 : 1 << 20, plan_threads(st, n));
     if (llc < near) llc = near;
@@ -191,12 +194,11 @@ static void model_stream(const Stencil *st, const int64_t n[3], CpuVariant varia
         c->stream_why = "model: outputs fit the last-level cache";
         c->stream_free = true;
     }
-    const char *env = getenv("GTSCRIPT_STREAMING_STORES");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
-        c->stream = env[0] == '1';
+    int env = env_switch(getenv("GTSCRIPT_STREAMING_STORES"), c);
+    if (env >= 0) {
+        c->stream = env == 1;
         c->stream_why = "env";
         c->stream_free = false;
-        c->env = true;
     }
 }
 
@@ -245,7 +247,7 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, con
     p->tile_why = c->tile_why;
     p->block_cols = c->block_cols;
     p->block_why = c->block_why;
-    p->stream = c->stream && c->stream_why != NULL;
+    p->stream = c->stream;
     p->stream_why = c->stream_why;
     p->nthreads = plan_threads(st, domain);
     p->nti = ceil_div(domain[0], p->ti);

@@ -385,6 +385,15 @@ void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const in
     }
 }
 
+/* Toggle candidate k runs on the fastest plan measured before it: its tile, and with
+ * `blocks` its column blocks too. */
+static void adopt_fastest(TuneRecord *r, int k, bool blocks) {
+    const TuneCandidate *f = &r->cand[fastest(r, k)];
+    r->cand[k].ti = f->ti;
+    r->cand[k].tj = f->tj;
+    if (blocks) r->cand[k].block_cols = f->block_cols;
+}
+
 /* The calls one measurement of a call of `seconds` spans (0: too short to tune). */
 static int repeats_for(double seconds, double min_seconds) {
     if (seconds >= min_seconds) return 1;
@@ -416,19 +425,10 @@ static bool record_time(TuneRecord *r, double seconds) {
     TuneCandidate *c = &r->cand[step_candidate(r, r->step)];
     if (c->measured < 2) c->seconds[c->measured++] = seconds;
     r->step++;
-    if (r->blocks_cand > 0 && r->step == r->blocks_cand + 1) {
-        /* the column blocks toggled, on the fastest tile so far */
-        const TuneCandidate *f = &r->cand[fastest(r, r->blocks_cand)];
-        r->cand[r->blocks_cand].ti = f->ti;
-        r->cand[r->blocks_cand].tj = f->tj;
-    }
-    if (r->stream_cand > 0 && r->step == r->stream_cand + 1) {
-        /* the streaming toggled, on the fastest tile and blocks so far */
-        const TuneCandidate *f = &r->cand[fastest(r, r->stream_cand)];
-        r->cand[r->stream_cand].ti = f->ti;
-        r->cand[r->stream_cand].tj = f->tj;
-        r->cand[r->stream_cand].block_cols = f->block_cols;
-    }
+    /* the column blocks toggled, on the fastest tile so far; the streaming toggled, on the
+     * fastest tile and blocks so far */
+    if (r->blocks_cand > 0 && r->step == r->blocks_cand + 1) adopt_fastest(r, r->blocks_cand, false);
+    if (r->stream_cand > 0 && r->step == r->stream_cand + 1) adopt_fastest(r, r->stream_cand, true);
     if (r->step == r->ncand + 1) r->finalist = fastest(r, r->ncand);
     if (step_candidate(r, r->step) >= 0) return false;
     r->chosen = 0;

@@ -190,31 +190,44 @@ Symbol *stencil_add_temp(Stencil *st, const char *name, int line, int col) {
     return s;
 }
 
-void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx) {
+void expr_visit(Expr *e, ExprVisitor fn, void *ctx) {
     if (e == NULL) return;
+    fn(ctx, e);
     switch (e->kind) {
     case E_CONST:
     case E_SCALAR:
     case E_KINDEX: return;
-    case E_FIELD:
-        fn(ctx, e);
-        expr_visit_fields(e->field.kexpr, fn, ctx);
-        return;
+    case E_FIELD: expr_visit(e->field.kexpr, fn, ctx); return;
     case E_UNARY:
     case E_BINARY:
     case E_CMP:
     case E_LOGIC:
-        expr_visit_fields(e->op.a, fn, ctx);
-        expr_visit_fields(e->op.b, fn, ctx);
+        expr_visit(e->op.a, fn, ctx);
+        expr_visit(e->op.b, fn, ctx);
         return;
     case E_TERNARY:
-        expr_visit_fields(e->ternary.cond, fn, ctx);
-        expr_visit_fields(e->ternary.a, fn, ctx);
-        expr_visit_fields(e->ternary.b, fn, ctx);
+        expr_visit(e->ternary.cond, fn, ctx);
+        expr_visit(e->ternary.a, fn, ctx);
+        expr_visit(e->ternary.b, fn, ctx);
         return;
     case E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) expr_visit_fields(e->call.args[i], fn, ctx);
+        for (int i = 0; i < e->call.nargs; i++) expr_visit(e->call.args[i], fn, ctx);
         return;
-    case E_CAST: expr_visit_fields(e->cast, fn, ctx); return;
+    case E_CAST: expr_visit(e->cast, fn, ctx); return;
     }
+}
+
+typedef struct FieldsOnly {
+    FieldVisitor fn;
+    void *ctx;
+} FieldsOnly;
+
+static void fields_only(void *ctx, Expr *e) {
+    const FieldsOnly *f = ctx;
+    if (e->kind == E_FIELD) f->fn(f->ctx, e);
+}
+
+void expr_visit_fields(Expr *e, FieldVisitor fn, void *ctx) {
+    FieldsOnly f = {fn, ctx};
+    expr_visit(e, fields_only, &f);
 }

@@ -369,6 +369,11 @@ void diag_warning(Stencil *st, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *stencil_source_line(const Stencil *st, int line);
 
+/* Visits every node of an expression, each before its operands (a field access before its
+ * variable K offset). */
+typedef void (*ExprVisitor)(void *ctx, Expr *node);
+void expr_visit(Expr *e, ExprVisitor fn, void *ctx);
+
 /* Visits every field access (reads of fields/temporaries, including guards, while
  * conditions and variable K offsets) of an expression. */
 typedef void (*FieldVisitor)(void *ctx, Expr *access);

@@ -78,6 +78,7 @@ typedef struct CG {
      * current part whether the plan streams (tile[4], loaded in its prologue) */
     bool streams;
     LLVMValueRef stream_on;
+    bool *touched; /* per slot: the arrays of the nest being emitted (codegen.c, joined rows) */
     char *err;
     size_t errlen;
 } CG;

@@ -452,17 +452,6 @@ LLVMValueRef cg_loop_begin(CG *g, Loop *L, LLVMValueRef lo, LLVMValueRef hi, con
     return cg_loop_enter(g, L);
 }
 
-void cg_loop_end_step(CG *g, Loop *L, int step) {
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef next = LLVMBuildNSWAdd(b, L->iv, cg_c64(g, step), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    LLVMAddIncoming(L->iv, &next, &latch, 1);
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, L->hi, ""), L->header, L->exit);
-    LLVMPositionBuilderAtEnd(b, L->exit);
-}
-
-void cg_loop_end(CG *g, Loop *L) { cg_loop_end_step(g, L, 1); }
-
 /* The end of a loop whose step is a value (positive). */
 static void loop_end_by(CG *g, Loop *L, LLVMValueRef step) {
     LLVMBuilderRef b = g->b;
@@ -472,6 +461,10 @@ static void loop_end_by(CG *g, Loop *L, LLVMValueRef step) {
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, L->hi, ""), L->header, L->exit);
     LLVMPositionBuilderAtEnd(b, L->exit);
 }
+
+void cg_loop_end_step(CG *g, Loop *L, int step) { loop_end_by(g, L, cg_c64(g, step)); }
+
+void cg_loop_end(CG *g, Loop *L) { cg_loop_end_step(g, L, 1); }
 
 /* The K level of iteration `iv` of a sweep over [ks, ke): BACKWARD runs from ke - 1 down. */
 LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMValueRef ks,
@@ -626,58 +619,47 @@ void cg_emit_point(CG *g, const Stmt *s) {
  * the nest runs row by row. Only where nothing else reads the level: no K as a value, no
  * variable or absolute K offsets, no while loops, every array with a K axis. */
 
-static bool collapse_expr(const CG *g, const Expr *e, bool *slots) {
-    if (e == NULL) return true;
-    switch (e->kind) {
-    case E_KINDEX: return false;
-    case E_FIELD: {
-        const Symbol *s = e->field.sym;
-        if (e->field.kexpr || e->field.kabs || e->field.kchecked || !(s->axes & AX_K) ||
-            cpu_bundle_buffer(g->st, s, g->layout))
-            return false;
-        slots[s->slot] = true;
-        return true;
-    }
-    case E_UNARY:
-    case E_BINARY:
-    case E_CMP:
-    case E_LOGIC: return collapse_expr(g, e->op.a, slots) && collapse_expr(g, e->op.b, slots);
-    case E_TERNARY:
-        return collapse_expr(g, e->ternary.cond, slots) && collapse_expr(g, e->ternary.a, slots) &&
-               collapse_expr(g, e->ternary.b, slots);
-    case E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (!collapse_expr(g, e->call.args[i], slots)) return false;
-        return true;
-    case E_CAST: return collapse_expr(g, e->cast, slots);
-    default: return true;
-    }
+typedef struct Joinable {
+    const CG *g;
+    bool ok;
+} Joinable;
+
+static void joinable_node(void *ctx, Expr *e) {
+    Joinable *j = ctx;
+    if (e->kind == E_KINDEX) j->ok = false;
+    if (e->kind != E_FIELD) return;
+    const Symbol *s = e->field.sym;
+    if (e->field.kexpr || e->field.kabs || e->field.kchecked || !(s->axes & AX_K) ||
+        cpu_bundle_buffer(j->g->st, s, j->g->layout))
+        j->ok = false;
+    j->g->touched[s->slot] = true;
 }
 
-/* Whether a run's rows may be joined (above); slots[] marks the arrays it touches. */
-static bool rows_collapse(const CG *g, Stmt *const *run, int n, bool *slots) {
-    for (int i = 0; i < n; i++) {
+/* Whether a run's rows may be joined (above); g->touched marks the arrays it touches. */
+static bool rows_join(CG *g, Stmt *const *run, int n) {
+    memset(g->touched, 0, sizeof *g->touched * (size_t)stencil_nslots(g->st));
+    Joinable j = {g, true};
+    for (int i = 0; i < n && j.ok; i++) {
         const Stmt *s = run[i];
         if (s->kind != S_ASSIGN) return false;
         const Symbol *t = s->assign.target;
         if (s->assign.kexpr || s->assign.kchecked || !(t->axes & AX_K) ||
             cpu_bundle_buffer(g->st, t, g->layout))
             return false;
-        slots[t->slot] = true;
-        if (!collapse_expr(g, s->guard, slots) || !collapse_expr(g, s->assign.value, slots))
-            return false;
+        g->touched[t->slot] = true;
+        expr_visit(s->guard, joinable_node, &j);
+        expr_visit(s->assign.value, joinable_node, &j);
     }
-    return true;
+    return j.ok;
 }
 
 /* The J columns a row of the nest joins: jhi - jlo where every touched array's J stride is
  * the row length `trip`, else 1. */
-static LLVMValueRef joined_columns(CG *g, const bool *slots, LLVMValueRef trip, LLVMValueRef jlo,
-                                   LLVMValueRef jhi) {
+static LLVMValueRef joined_columns(CG *g, LLVMValueRef trip, LLVMValueRef jlo, LLVMValueRef jhi) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
     for (int s = 0; s < stencil_nslots(g->st); s++)
-        if (slots[s])
+        if (g->touched[s])
             ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, (*slot_strides(g, s))[1], trip, ""), "");
     return LLVMBuildSelect(b, ok, LLVMBuildNSWSub(b, jhi, jlo, ""), cg_c64(g, 1), "joined");
 }
@@ -761,34 +743,20 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
     Loop li, lj, lk;
     Inner in;
     const Stmt *al = stream_aligner(g, run, n);
-    bool *slots = NULL;
-    if (g->layout == LAYOUT_K_UNIT && klo) {
-        slots = calloc((size_t)stencil_nslots(g->st) + 1, sizeof *slots);
-        if (slots == NULL) g->oom = true;
-        if (slots && !rows_collapse(g, run, n, slots)) {
-            free(slots);
-            slots = NULL;
+    if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
+        /* C-order rows joined (above): J advances by the columns each K loop covers */
+        LLVMValueRef cols = cg_c64(g, 1), kend = khi;
+        if (klo && g->layout == LAYOUT_K_UNIT && rows_join(g, run, n)) {
+            LLVMValueRef trip = LLVMBuildNSWSub(g->b, khi, klo, "");
+            cols = joined_columns(g, trip, jlo, jhi);
+            kend = LLVMBuildNSWAdd(g->b, klo, LLVMBuildNSWMul(g->b, cols, trip, ""), "");
         }
-    }
-    if (slots) { /* C-order rows joined (above) */
-        LLVMValueRef trip = LLVMBuildNSWSub(g->b, khi, klo, "");
-        LLVMValueRef cols = joined_columns(g, slots, trip, jlo, jhi);
-        free(slots);
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
-        LLVMValueRef kend = LLVMBuildNSWAdd(g->b, klo, LLVMBuildNSWMul(g->b, cols, trip, ""), "");
-        g->k = inner_begin(g, &in, klo, kend, al, &g->k, "k");
-        for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
-        inner_end(g, &in);
-        loop_end_by(g, &lj, cols);
-        cg_loop_end(g, &li);
-    } else if (g->layout == LAYOUT_K_UNIT || g->layout == LAYOUT_GENERIC) {
-        g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
-        g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
-        if (klo) g->k = inner_begin(g, &in, klo, khi, al, &g->k, "k");
+        if (klo) g->k = inner_begin(g, &in, klo, kend, al, &g->k, "k");
         for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         if (klo) inner_end(g, &in);
-        cg_loop_end(g, &lj);
+        loop_end_by(g, &lj, cols);
         cg_loop_end(g, &li);
     } else {
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
@@ -1154,13 +1122,15 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     /* column blocks in C order, where no two arrays share memory (the scratch copies would
      * hide one's writes from the other) */
     g.nblk = variant.layout == LAYOUT_K_UNIT && !variant.shared ? cpu_block_buffers(st) : 0;
-    g.streams = cpu_streamed_fields(st, variant) > 0;
+    g.streams = cpu_streamed_bytes(st, variant) > 0;
     g.blkbuf = calloc((size_t)g.nblk + 1, sizeof *g.blkbuf);
     g.base = calloc((size_t)nslots + 1, sizeof *g.base);
     g.stride = calloc((size_t)nslots + 1, sizeof *g.stride);
     g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
     g.args = calloc((size_t)nslots + 5 + (size_t)g.nblk, sizeof *g.args);
-    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !begin_part(&g)) goto oom;
+    g.touched = calloc((size_t)nslots + 1, sizeof *g.touched);
+    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.touched || !begin_part(&g))
+        goto oom;
     emit_computations(&g);
     LLVMBuildRetVoid(g.b);
     if (g.oom) goto oom;
@@ -1179,5 +1149,6 @@ done:
     free(g.args);
     free(g.parts);
     free(g.blkbuf);
+    free(g.touched);
     return g.mod;
 }

@@ -13,12 +13,13 @@ bool cpu_streaming_supported(void) {
     return strncmp(triple, "x86_64", 6) == 0 && jit_has_asm_parser();
 }
 
-int cpu_streamed_fields(const Stencil *st, CpuVariant variant) {
+int cpu_streamed_bytes(const Stencil *st, CpuVariant variant) {
     if (variant.shared || variant.layout == LAYOUT_GENERIC || !cpu_streaming_supported()) return 0;
-    int unit = variant.layout == LAYOUT_K_UNIT ? AX_K : AX_I, n = 0;
+    int unit = variant.layout == LAYOUT_K_UNIT ? AX_K : AX_I, bytes = 0;
     for (int i = 0; i < st->nparams; i++)
-        if (cpu_streamed_field(st->params[i]) && (st->params[i]->axes & unit)) n++;
-    return n;
+        if (cpu_streamed_field(st->params[i]) && (st->params[i]->axes & unit))
+            bytes += dtype_size(st->params[i]->dtype);
+    return bytes;
 }
 
 typedef struct Pass {
@@ -232,39 +233,39 @@ static void fence_returns(Pass *ps, LLVMValueRef fn) {
 }
 
 /* One part: its stores to stream, then the rewrite. */
+typedef struct Found {
+    LLVMValueRef store;
+    unsigned kind;
+} Found;
+
 static int stream_function(Pass *ps, LLVMValueRef fn) {
     int n = 0, cap = 0;
-    LLVMValueRef *stores = NULL;
-    unsigned *kinds = NULL;
+    Found *found = NULL;
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
         for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
-            unsigned al = stream_kind(ps, fn, i);
-            if (al == 0) continue;
+            unsigned kind = stream_kind(ps, fn, i);
+            if (kind == 0) continue;
             if (n == cap) {
                 int nc = cap ? 2 * cap : 8;
-                LLVMValueRef *s2 = realloc(stores, sizeof *s2 * (size_t)nc);
-                if (s2) stores = s2;
-                unsigned *a2 = s2 ? realloc(kinds, sizeof *a2 * (size_t)nc) : NULL;
-                if (a2) kinds = a2;
-                if (!s2 || !a2) goto done; /* no memory: the stores found so far */
+                Found *f = realloc(found, sizeof *f * (size_t)nc);
+                if (f == NULL) goto done; /* no memory: the stores found so far */
+                found = f;
                 cap = nc;
             }
-            stores[n] = i;
-            kinds[n++] = al;
+            found[n++] = (Found){i, kind};
         }
 done:
     if (n > 0) {
         LLVMValueRef on = load_flag(ps, fn);
-        for (int k = 0; k < n; k++) make_conditional(ps, fn, stores[k], kinds[k], on);
+        for (int k = 0; k < n; k++) make_conditional(ps, fn, found[k].store, found[k].kind, on);
         fence_returns(ps, fn);
     }
-    free(stores);
-    free(kinds);
+    free(found);
     return n;
 }
 
 int cpu_stream_stores(LLVMModuleRef mod, const Stencil *st, CpuVariant variant) {
-    if (cpu_streamed_fields(st, variant) == 0) return 0;
+    if (cpu_streamed_bytes(st, variant) == 0) return 0;
     int nslots = stencil_nslots(st);
     bool *streamed = calloc((size_t)nslots + 1, sizeof *streamed);
     if (streamed == NULL) return 0; /* plain stores: the same results */

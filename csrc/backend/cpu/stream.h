@@ -44,10 +44,11 @@ static inline bool cpu_streamed_field(const Symbol *s) {
  * elements), with LLVM's assembler parser for the latter's inline assembly. */
 bool cpu_streaming_supported(void);
 
-/* The fields of `st` whose stores in `layout`'s kernel may stream: written only, with the
- * layout's unit-stride axis (the inner loop runs along it). 0 for the generic layout, for
- * the variant whose arrays share memory (variant.shared) and where the host cannot stream. */
-int cpu_streamed_fields(const Stencil *st, CpuVariant variant);
+/* The bytes per point of the fields of `st` whose stores in `variant`'s kernel may stream:
+ * written only, with the layout's unit-stride axis (the inner loop runs along it); 0 when
+ * none may: the generic layout, the variant whose arrays share memory (variant.shared), a
+ * host that cannot stream. */
+int cpu_streamed_bytes(const Stencil *st, CpuVariant variant);
 
 /* The pass described above, over the module's parts (optimised). Returns the number of
  * stores it made conditional; 0 leaves the module as it was. */
