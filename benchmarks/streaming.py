@@ -34,25 +34,14 @@ arrays = {{**inputs, out_name: np.zeros(shape, dtype)}}
 if order == "F":
     arrays = {{k: np.asfortranarray(v) for k, v in arrays.items()}}
 halo = definitions.HALO[name]
-stencil = gtscript.stencil("cpu", definitions.definitions(dtype)[name])
-domain = (shape[0] - 2 * halo, shape[1] - 2 * halo, shape[2])
-
-def call():
-    info = {{}}
-    stencil(**arrays, **scalars, origin=(halo, halo, 0), domain=domain, exec_info=info)
-    return info
-
-for _ in range(suite.TUNING_CALLS + 1):  # the plan settled (tuned, where tuning is on)
-    suite._evict_caches()
-    info = call()
-    tuning = info["plan"]["tuning"]
-    if tuning is None or tuning["state"] != "tuning":
-        break
+call = suite._gtscript_call(gtscript.stencil("cpu", definitions.definitions(dtype)[name]))
+call.settle(arrays, scalars, halo)  # the plan settled (tuned, where tuning is on), as the suite
 times = []
 for _ in range(repeat):
     suite._evict_caches()
     time.sleep(suite.SETTLE_SECONDS)
-    info = call()
+    info = {{}}
+    call(arrays, scalars, halo, exec_info=info)
     times.append(info["run_end_time"] - info["run_start_time"])
 plan = info["plan"]
 print(json.dumps({{"ms": 1e3 * float(np.median(times)), "streaming": plan["streaming_stores"],

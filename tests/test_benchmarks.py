@@ -184,3 +184,22 @@ def test_gtscript_calls_settle_their_plan_before_timing(monkeypatch):
     info = {}
     call(arrays, {}, 1, exec_info=info)
     assert info["plan"]["tuning"]["state"] == "measured"
+
+
+def test_streaming_table_and_json(tmp_path):
+    # benchmarks/streaming.py: one child per setting (plain, streaming, tuned) and layout
+    cmd = [sys.executable, os.path.join(BENCH, "streaming.py"), "--size", "12", "10", "8",
+           "--repeat", "1", "--threads", "1", "--stencils", "laplacian", "--dtypes", "float32",
+           "--json", str(tmp_path / "s.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| laplacian")]
+    assert [r.split("|")[3].strip() for r in rows] == ["C", "F"]
+    with open(tmp_path / "s.json") as f:
+        report = json.load(f)
+    assert report["size"] == [12, 10, 8] and len(report["rows"]) == 2
+    for r in report["rows"]:
+        assert r["plain_ms"] > 0 and r["streaming_ms"] > 0 and r["threads"] == 1
+        # a 12x10x8 output fits any L2: the model never streams it
+        assert r["tuned"]["streaming"] is False
+        assert r["tuned"]["why"] == "model: outputs fit the L2 caches"

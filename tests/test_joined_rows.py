@@ -37,38 +37,19 @@ def in_k_numpy(inp, out):
     out[1:-1, 1:-1, 1:-1] = inp[1:-1, 1:-1, :-2] + 2.0 * inp[1:-1, 1:-1, 2:] - inp[2:, 2:, 1:-1]
 
 
-def framed(values):
-    """(buffer, view) of C order, SENTINEL around the view on every side."""
-    big = np.full(tuple(n + 4 for n in values.shape), SENTINEL)
-    view = big[2:-2, 2:-2, 2:-2]
+def framed(values, cut_k=True):
+    """A C-order view of `values` inside a buffer holding SENTINEL around it in I and J, and
+    in K when `cut_k` (its rows then no longer back to back: they do not join)."""
+    k = 2 if cut_k else 0
+    big = np.full((values.shape[0] + 4, values.shape[1] + 4, values.shape[2] + 2 * k), SENTINEL)
+    view = big[2:-2, 2:-2, k:k + values.shape[2]]
     view[...] = values
-    return big, view
-
-
-def untouched(big):
-    inside = np.zeros(big.shape, bool)
-    inside[2:-2, 2:-2, 2:-2] = True
-    return bool(np.all(big[~inside] == SENTINEL))
-
-
-def contiguous_margins(values):
-    """(buffer, view): the view keeps the whole K axis (its rows back to back, so they join),
-    with SENTINEL margins in I and J only."""
-    big = np.full((values.shape[0] + 4, values.shape[1] + 4, values.shape[2]), SENTINEL)
-    view = big[2:-2, 2:-2, :]
-    view[...] = values
-    return big, view
-
-
-def untouched_ij(big):
-    inside = np.zeros(big.shape, bool)
-    inside[2:-2, 2:-2, :] = True
-    return bool(np.all(big[~inside] == SENTINEL))
+    return view
 
 
 @pytest.mark.parametrize("tile", [None, "1x1", "3x2", "4x7"])
 @pytest.mark.parametrize("nk", [1, 5, 13, 80])
-def test_joined_and_row_by_row_agree_with_numpy(monkeypatch, rng, tile, nk):
+def test_joined_and_row_by_row_agree_with_numpy(monkeypatch, rng, fields, tile, nk):
     if tile:
         monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
     else:
@@ -82,28 +63,28 @@ def test_joined_and_row_by_row_agree_with_numpy(monkeypatch, rng, tile, nk):
     stencil = gtscript.stencil("cpu", smooth)
     # contiguous rows (joined), K cut views (row by row), and one of each
     for kind in ("joined", "cut", "mixed"):
-        big_in, vin = contiguous_margins(inp) if kind != "cut" else framed(inp)
-        big_out, vout = contiguous_margins(np.zeros(shape)) if kind == "joined" else framed(np.zeros(shape))
+        vin = framed(inp, cut_k=kind == "cut")
+        vout = framed(np.zeros(shape), cut_k=kind != "joined")
         stencil(vin, vout, origin=(1, 1, 0), domain=(7, 6, nk))
         np.testing.assert_array_equal(vout[1:-1, 1:-1], want)
         assert np.all(vout[[0, -1]] == 0) and np.all(vout[:, [0, -1]] == 0)
         np.testing.assert_array_equal(vin, inp)
-        for big in (big_in, big_out):
-            assert (untouched_ij if big.shape[2] == nk else untouched)(big)
+        for view in (vin, vout):
+            fields.assert_view_padding_untouched(view, SENTINEL)
 
 
-def test_a_sub_interval_runs_row_by_row(rng):
+def test_a_sub_interval_runs_row_by_row(rng, fields):
     shape = (7, 9, 12)
     inp = rng.random(shape)
     want = np.zeros(shape)
     in_k_numpy(inp, want)
-    big, out = contiguous_margins(np.zeros(shape))
+    out = framed(np.zeros(shape), cut_k=False)
     gtscript.stencil("cpu", in_k)(inp, out, origin=(1, 1, 0), domain=(5, 7, 12))
     np.testing.assert_array_equal(out[:-1, :-1], want[:-1, :-1])
-    assert untouched_ij(big)
+    fields.assert_view_padding_untouched(out, SENTINEL)
 
 
-def test_regions_join_within_their_box(rng):
+def test_regions_join_within_their_box(rng, fields):
     def edges(inp: Field[np.float64], out: Field[np.float64]):
         with computation(PARALLEL), interval(...):
             out = inp
@@ -115,10 +96,10 @@ def test_regions_join_within_their_box(rng):
     want = inp.copy()
     want[0] *= 2.0
     want[1:, -1] *= 2.0
-    big, out = contiguous_margins(np.zeros(shape))
+    out = framed(np.zeros(shape), cut_k=False)
     gtscript.stencil("cpu", edges)(inp, out)
     np.testing.assert_array_equal(out, want)
-    assert untouched_ij(big)
+    fields.assert_view_padding_untouched(out, SENTINEL)
 
 
 def test_which_nests_may_join():
