@@ -15,8 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <llvm/Config/llvm-config.h>
-
 #include "analysis/analysis.h"
 #include "backend/cuda/module_cuda.h"
 #include "call/call.h"
@@ -545,13 +543,15 @@ PyTypeObject ModuleType = {
 };
 
 static PyObject *core_target(PyObject *self, PyObject *unused) {
+#ifndef GTSCRIPT_NO_LLVM
     char err[512];
     if (!jit_init(err, sizeof err)) {
         PyErr_SetString(PyExc_RuntimeError, err);
         return NULL;
     }
+#endif /* else no cpu backend: "llvm" says "none" (nollvm.c) */
     return Py_BuildValue("{s:s,s:s,s:s}", "target", jit_target_id(), "cpu", jit_cpu_name(), "llvm",
-                         LLVM_VERSION_STRING);
+                         GT_LLVM_VERSION);
 }
 
 /* The size of the thread pool calls run on (GTSCRIPT_NUM_THREADS, else the CPUs this process

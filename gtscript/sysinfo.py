@@ -58,7 +58,8 @@ def format_info(facts: dict[str, Any]) -> str:
         ("gtscript", f"{facts['gtscript']} ({facts['location']})"),
         ("python", facts["python"]),
         ("numpy", facts["numpy"]),
-        ("llvm", facts["llvm"]),
+        ("llvm", facts["llvm"] if facts["llvm"] != "none"
+         else "none: no cpu backend (built with GTSCRIPT_LLVM=OFF)"),
         ("target", facts["target"]),
         ("cpu", facts["cpu"]),
         ("cpu features", " ".join(facts["cpu_features"]) or "-"),

@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <llvm/Config/llvm-config.h>
-
+#include "backend/cpu/jit.h"
 #include "cache/fsutil.h"
 #include "ir/serialise.h"
 #include "util/strbuf.h"
@@ -58,7 +57,7 @@ const CacheVersions *cache_versions(void) {
     const char *pkg = package_version();
     if (pkg == NULL || !cache_init()) return NULL;
     versions.package = pkg;
-    versions.llvm = LLVM_VERSION_STRING;
+    versions.llvm = GT_LLVM_VERSION;
     versions.core = core_hash;
     return &versions;
 }

@@ -29,7 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef GTSCRIPT_NO_LLVM
 #include <llvm-c/Core.h>
+#endif
 
 #include "ir/ir.h"
 
@@ -94,8 +96,10 @@ enum { CPU_VARIANT_COUNT = 2 * LAYOUT_COUNT };
 /* Variants are numbered from 0, the one built with the stencil (C order, no sharing). */
 static inline int cpu_variant_index(CpuVariant v) { return (int)v.layout + (v.shared ? LAYOUT_COUNT : 0); }
 
+#ifndef GTSCRIPT_NO_LLVM
 /* Builds the kernel module in `ctx`; NULL with a message in err on failure. */
 LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef ctx, char *err,
                           size_t errlen);
+#endif
 
 #endif

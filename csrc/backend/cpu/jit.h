@@ -13,8 +13,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifndef GTSCRIPT_NO_LLVM
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm/Config/llvm-config.h>
+/* The LLVM the core was built with, for cache keys and gtscript.sysinfo. */
+#define GT_LLVM_VERSION LLVM_VERSION_STRING
+#else
+/* Built without LLVM (CMake's GTSCRIPT_LLVM=OFF): nollvm.c stands in for the functions below
+ * that need no LLVM type, and jit_init fails with the reason, so no cpu stencil is built. */
+#define GT_LLVM_VERSION "none"
+#endif
 
 #define GT_KERNEL_SYMBOL "gt_kernel"
 
@@ -27,6 +36,7 @@ const char *jit_cpu_name(void);
 bool jit_has_wide_vectors(void);
 /* Whether LLVM can assemble inline assembly for the host (its assembler parser initialised). */
 bool jit_has_asm_parser(void);
+#ifndef GTSCRIPT_NO_LLVM
 /* A target machine for the host that no other thread uses until jit_tm_release; made once
  * and reused (creating one costs a build of a small stencil a measurable part of its time).
  * NULL with a message on failure. */
@@ -54,6 +64,7 @@ bool jit_optimise_budgeted(LLVMModuleRef m, LLVMTargetMachineRef tm, const char 
 /* Emits an object file into a malloc'ed buffer (*obj, *objlen). */
 bool jit_emit_object(LLVMModuleRef m, LLVMTargetMachineRef tm, char **obj, size_t *objlen,
                      char *err, size_t errlen);
+#endif
 
 typedef struct JitModule {
     void *jd; /* LLVMOrcJITDylibRef */

@@ -28,7 +28,9 @@
 
 #include <stdbool.h>
 
+#ifndef GTSCRIPT_NO_LLVM
 #include <llvm-c/Core.h>
+#endif
 
 #include "backend/cpu/codegen.h"
 #include "ir/ir.h"
@@ -52,6 +54,8 @@ int cpu_streamed_bytes(const Stencil *st, CpuVariant variant);
 
 /* The pass described above, over the module's parts (optimised). Returns the number of
  * stores it made conditional; 0 leaves the module as it was. */
+#ifndef GTSCRIPT_NO_LLVM
 int cpu_stream_stores(LLVMModuleRef mod, const Stencil *st, CpuVariant variant);
+#endif
 
 #endif
