@@ -1,6 +1,6 @@
 """The cuda backend on a real GPU: run only when the CUDA driver finds a device (elsewhere
 every test here is skipped with the driver's reason). Each stencil of the suite must give the
-cpu backend's results on NumPy arrays, and on arrays exposing __cuda_array_interface__ (CuPy
+cpu backend's results (the numpy backend's in a core built without LLVM) on NumPy arrays, and on arrays exposing __cuda_array_interface__ (CuPy
 or PyTorch, when installed) used in place."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 import gtscript
 from gtscript import PARALLEL, Field, computation, interval
-from cuda_emulation.registry import cases, status
+from cuda_emulation.registry import REFERENCE, cases, status
 
 
 def copy_defn(inp: Field[np.float64], out: Field[np.float64]):
@@ -49,7 +49,7 @@ def _close(a, b, what):
 def test_gpu_matches_cpu(case):
     if status(case)[0] != "ok":  # rejected, or reads undefined values: nothing to compare
         return
-    cpu = case.build("cpu")
+    cpu = case.build(REFERENCE)
     gpu = case.build("cuda", rebuild=True)  # not a module another test switched to the emulation
     args = case.inputs(cpu, np.random.default_rng(11))
     ref, out = copy.deepcopy(args), copy.deepcopy(args)
@@ -62,7 +62,7 @@ def test_gpu_matches_cpu(case):
     gpu(**out)
     for k, v in ref.items():
         if isinstance(v, np.ndarray):
-            _close(out[k], v, f"{case.name}: {k!r} on the GPU vs the cpu")
+            _close(out[k], v, f"{case.name}: {k!r} on the GPU vs the {REFERENCE} backend")
 
 
 @pytest.mark.parametrize("lib", ["cupy", "torch"])

@@ -4,8 +4,9 @@ Collected from the spine, language and parallel-model test modules: module-level
 definitions (functions whose parameters are annotated with gtscript fields) and definition
 factories (``*_defn(dt)`` functions returning a definition for a dtype), including the error
 tests' examples, which every backend must reject alike.
-Nothing is built when the list is made; ``status`` builds a definition with the cpu backend
-once to tell whether its results are defined. Each entry also knows how to make generic inputs for a call: random fields shaped like the
+Nothing is built when the list is made; ``status`` builds a definition with the reference
+backend (``REFERENCE``: cpu, or numpy in a core built without LLVM) once to tell whether its
+results are defined. Each entry also knows how to make generic inputs for a call: random fields shaped like the
 module's ``SHAPE``, with the dtype, axes and data dimensions the stencil declares.
 """
 
@@ -21,6 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import gtscript
+
+#: The backend the cuda backend is compared with: cpu, or numpy where the core was built
+#: without LLVM (GTSCRIPT_LLVM=OFF: no cpu backend).
+REFERENCE = "cpu" if gtscript._core.target()["llvm"] != "none" else "numpy"
 
 MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time",
            "test_language_control", "test_language_fields", "test_language_field_kinds",
@@ -151,15 +156,15 @@ _status: dict = {}
 
 
 def status(case: Case):
-    """("ok", None): a stencil with defined results; ("rejected", exception): the cpu backend
-    refuses it (an error test's example, or not a stencil); ("undefined", None): it reads a
+    """("ok", None): a stencil with defined results; ("rejected", exception): the reference
+    backend refuses it (an error test's example, or not a stencil); ("undefined", None): it reads a
     temporary before writing it, so backends need not agree on those values."""
     if case.name not in _status:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                case.build("cpu", rebuild=True)
-            except Exception as e:  # noqa: BLE001 - whatever the cpu backend raises
+                case.build(REFERENCE, rebuild=True)
+            except Exception as e:  # noqa: BLE001 - whatever the reference backend raises
                 _status[case.name] = ("rejected", e)
                 return _status[case.name]
         undefined = case.expected_rejection or any("undefined" in str(w.message) for w in caught)
