@@ -4,11 +4,14 @@
     .venv/bin/python benchmarks/run.py --all --repeat 30 --json out.json --plot out.png
     .venv/bin/python benchmarks/run.py --sizes 128x128x80 --dtypes float32 --backend cpu numpy
     .venv/bin/python benchmarks/run.py --threads 1 --fortran --gt4py-compiled
+    .venv/bin/python benchmarks/run.py --backend cuda --all --json gpu.json   # on a GPU (CuPy)
 
 Every implementation's result is checked against the NumPy reference before it is timed.
 The Markdown table printed on stdout can be pasted into docs/performance.md; progress goes
 to stderr. Numba is optional (`pip install .[bench]`); without it its columns are skipped.
-See benchmarks/suite.py for what is measured and how.
+See benchmarks/suite.py for what is measured and how; `--backend cuda` runs the GPU suite of
+benchmarks/cuda_suite.py instead (256x256x80 and 512x512x80 by default, CUDA-event timings
+against the device's copy bandwidth and hand-written CuPy kernels; it needs CuPy and a GPU).
 """
 
 import argparse
@@ -50,8 +53,9 @@ def parse_args(argv):
                         help="the full matrix: 64x64x64, 256x256x80, 512x512x80 in float64 and "
                              "float32 (explicit --sizes / --dtypes still win)")
     parser.add_argument("--stencils", nargs="+", choices=suite.STENCILS, default=suite.STENCILS)
-    parser.add_argument("--backend", nargs="+", default=["cpu"], choices=["cpu", "numpy"],
-                        help="gtscript backends timed, the first one compared (default cpu)")
+    parser.add_argument("--backend", nargs="+", default=["cpu"], choices=["cpu", "numpy", "cuda"],
+                        help="gtscript backends timed, the first one compared (default cpu); "
+                             "cuda alone runs the GPU suite (benchmarks/cuda_suite.py)")
     parser.add_argument("--no-numba", action="store_true", help="leave out the Numba columns")
     parser.add_argument("--fortran", action="store_true",
                         help="also time the first backend on Fortran-ordered copies of the arrays "
@@ -81,11 +85,38 @@ def parse_args(argv):
         parser.error("--overhead-calls must not be negative")
     if args.threads < 0:
         parser.error("--threads must not be negative")
+    if "cuda" in args.backend and len(args.backend) > 1:
+        parser.error("--backend cuda runs the GPU suite on its own: give it alone")
     return args
+
+
+def main_cuda(args):
+    """--backend cuda: the GPU suite; exits 2 with the reason where there is no GPU."""
+    import cuda_suite
+
+    sizes = args.sizes or cuda_suite.DEFAULT_SIZES
+    options = suite.Options(
+        sizes=tuple(sizes),
+        dtypes=tuple(DTYPES[d] for d in (args.dtypes or (
+            ["float64", "float32"] if args.all else ["float64"]))),
+        backends=("cuda",), repeat=args.repeat, stencils=tuple(args.stencils),
+        overhead_calls=args.overhead_calls)
+    try:
+        report = cuda_suite.run(options)
+    except cuda_suite.NoDevice as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(cuda_suite.summary(report))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"\nresults written to {args.json}", file=sys.stderr)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.backend == ["cuda"]:
+        return main_cuda(args)
     if args.threads:
         # read when each runtime starts its threads: gtscript's pool at its first parallel
         # call, OpenMP when the C baselines load, Numba when it is imported (all later)

@@ -11,7 +11,6 @@ import copy as copy_module
 
 import numpy as np
 import pytest
-from scipy.linalg import solve_banded
 
 import gtscript
 from gtscript import BACKWARD, FORWARD, PARALLEL, Field, __INLINED, computation, interval  # noqa: F401
@@ -170,6 +169,9 @@ def np_hdiff(inp, coeff):
 
 def scipy_thomas(a, b, c, d):
     """Column by column with scipy.linalg.solve_banded (row k: a x[k-1] + b x[k] + c x[k+1] = d)."""
+    # imported here: the cuda tests collect this module's stencils on GPU machines without SciPy
+    from scipy.linalg import solve_banded
+
     x = np.empty(a.shape)
     nz = a.shape[2]
     for i in range(a.shape[0]):
