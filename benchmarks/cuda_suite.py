@@ -38,6 +38,8 @@ import suite  # noqa: E402
 import gtscript  # noqa: E402
 
 DEFAULT_SIZES = ((256, 256, 80), (512, 512, 80))
+#: Bytes the yardstick copy moves (half read, half written): 2 GiB, far beyond any cache.
+PEAK_COPY_BYTES = 2 << 30
 TOLERANCE = suite.TOLERANCE
 
 
@@ -198,23 +200,29 @@ def run_case(cupy, stream, name, shape, dtype, gt, baselines, options, rng, log)
         args["cupy"] = {**{k: cupy.asfortranarray(cupy.asarray(v)) for k, v in inputs.items()},
                         out_name: cupy.asfortranarray(cupy.zeros(shape, dtype))}
         fns["cupy"] = lambda: baselines[name](args["cupy"], scalars, stream)
-    for column, fn in fns.items():  # every result checked before anything is timed
-        fn()
-        stream.synchronize()
-        got = cupy.asnumpy(args[column][out_name])
-        if halo:
-            got, want = got[halo:-halo, halo:-halo], expected[halo:-halo, halo:-halo]
-        else:
-            got, want = got, expected
-        np.testing.assert_allclose(got, want, **TOLERANCE[dtype],
-                                   err_msg=f"{name} {shape} {dtype}: {column} disagrees with NumPy")
+    errors = {}
+    for column, fn in list(fns.items()):  # every result checked before anything is timed
+        try:
+            fn()
+            stream.synchronize()
+            got = cupy.asnumpy(args[column][out_name])
+            if halo:
+                got, want = got[halo:-halo, halo:-halo], expected[halo:-halo, halo:-halo]
+            else:
+                got, want = got, expected
+            np.testing.assert_allclose(got, want, **TOLERANCE[dtype],
+                                       err_msg=f"{name} {shape} {dtype}: {column} disagrees with NumPy")
+        except Exception as exc:  # noqa: BLE001 - a wrong or failing column is reported, not timed
+            errors[column] = f"{type(exc).__name__}: {exc}"[:1500]
+            print(f"  {name} {shape} {dtype}: {column} left out: {errors[column]}", file=log)
+            del fns[column]
     timings = {column: event_times(cupy, stream, fn, options.repeat) for column, fn in fns.items()}
     copy = copy_bandwidth(cupy, stream, nbytes, options.repeat)
     for t in timings.values():
         t["gb_s"] = nbytes / (t["ms"] * 1e6)
         t["copy_fraction"] = t["gb_s"] / copy["gb_s"]
     result = {"stencil": name, "size": "x".join(map(str, shape)), "dtype": dtype.name,
-              "bytes": nbytes, "timings": timings, "copy": copy}
+              "bytes": nbytes, "timings": timings, "copy": copy, "errors": errors}
     print(f"  {name:<10} {result['size']:>11} {dtype.name:<8} "
           + " ".join(f"{c}={t['ms']:.3f}ms ({100 * t['copy_fraction']:.0f}%)"
                      for c, t in timings.items()) + f" copy={copy['gb_s']:.0f}GB/s", file=log)
@@ -268,23 +276,44 @@ def run(options, log=sys.stderr):
     report = {"date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "device": device_info(cupy), "repeat": options.repeat, "results": [],
               "build_s": {}, "layout": "Fortran order (I unit-stride) unless the column says"}
-    report["peak_copy"] = copy_bandwidth(cupy, stream, 2 << 30, max(options.repeat, 10))
-    print(f"device: {report['device']['name']}; 1 GiB device copy: "
+    report["peak_copy"] = copy_bandwidth(cupy, stream, PEAK_COPY_BYTES, max(options.repeat, 10))
+    print(f"device: {report['device']['name']}; {PEAK_COPY_BYTES / 2**31:g} GiB device copy: "
           f"{report['peak_copy']['gb_s']:.0f} GB/s", file=log)
     rng = np.random.default_rng(0)
+    report["errors"] = []  # what failed, with the rest of the suite run regardless
+
+    def failed(what, exc):
+        text = f"{what}: {type(exc).__name__}: {exc}"[:2000]
+        report["errors"].append(text)
+        print(f"  error: {text}", file=log)
+
     for dtype in options.dtypes:
         defs = definitions.definitions(dtype)
-        baselines = cupy_baselines(cupy, dtype)
+        try:
+            baselines = cupy_baselines(cupy, dtype)
+        except Exception as exc:  # noqa: BLE001 - the CuPy columns are left out
+            failed(f"CuPy baselines ({np.dtype(dtype).name})", exc)
+            baselines = {}
         for name in options.stencils:
-            start = time.perf_counter()
-            stencil = gtscript.stencil("cuda", defs[name], rebuild=True)
-            report["build_s"][f"{np.dtype(dtype).name}/{name}"] = time.perf_counter() - start
+            try:
+                start = time.perf_counter()
+                stencil = gtscript.stencil("cuda", defs[name], rebuild=True)
+                report["build_s"][f"{np.dtype(dtype).name}/{name}"] = time.perf_counter() - start
+            except Exception as exc:  # noqa: BLE001
+                failed(f"building {name} ({np.dtype(dtype).name})", exc)
+                continue
             gt = _gtscript_call(stencil, stream)
             for shape in options.sizes:
-                report["results"].append(run_case(cupy, stream, name, shape, dtype, gt,
-                                                  baselines, options, rng, log))
+                try:
+                    report["results"].append(run_case(cupy, stream, name, shape, dtype, gt,
+                                                      baselines, options, rng, log))
+                except Exception as exc:  # noqa: BLE001
+                    failed(f"{name} {shape} {np.dtype(dtype).name}", exc)
     if options.overhead_calls > 0:
-        report["call_overhead"] = call_overhead(cupy, stream, options.overhead_calls, log)
+        try:
+            report["call_overhead"] = call_overhead(cupy, stream, options.overhead_calls, log)
+        except Exception as exc:  # noqa: BLE001
+            failed("call overhead", exc)
     return report
 
 
@@ -297,25 +326,36 @@ def summary(report):
            f"{d['gtscript']} (LLVM: {d['gtscript_llvm']})",
            f"# median of {report['repeat']} calls timed with CUDA events; GB/s = bytes that must "
            f"move once (inputs read, domain written) / time; '% copy' = of a device-to-device "
-           f"copy of the same bytes in this run; 1 GiB copy: {report['peak_copy']['gb_s']:.0f} GB/s",
+           f"copy of the same bytes in this run; a copy of {report['peak_copy']['bytes'] / 2**31:g} GiB: "
+           f"{report['peak_copy']['gb_s']:.0f} GB/s",
            "",
            "| stencil | size | dtype | MB moved | gtscript ms | GB/s | % copy | wall ms | "
            "C order ms | C order % copy | CuPy ms | CuPy % copy | copy GB/s |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    def cells(t, wall=False):
+        if t is None:
+            return ["-", "-"] + (["-", "-"] if wall else [])
+        return ([f"{t['ms']:.3f}"] + ([f"{t['gb_s']:.0f}"] if wall else [])
+                + [f"{100 * t['copy_fraction']:.0f}"] + ([f"{t['wall_ms']:.3f}"] if wall else []))
+
     for r in report["results"]:
         t = r["timings"]
-        g, c, cp = t["gtscript"], t["gtscript C order"], t.get("cupy")
-        out.append(f"| {r['stencil']} | {r['size']} | {r['dtype']} | {r['bytes'] / 1e6:.0f} | "
-                   f"{g['ms']:.3f} | {g['gb_s']:.0f} | {100 * g['copy_fraction']:.0f} | "
-                   f"{g['wall_ms']:.3f} | {c['ms']:.3f} | {100 * c['copy_fraction']:.0f} | "
-                   + (f"{cp['ms']:.3f} | {100 * cp['copy_fraction']:.0f} | " if cp else "- | - | ")
-                   + f"{r['copy']['gb_s']:.0f} |")
+        row = [r["stencil"], r["size"], r["dtype"], f"{r['bytes'] / 1e6:.0f}",
+               *cells(t.get("gtscript"), wall=True), *cells(t.get("gtscript C order")),
+               *cells(t.get("cupy")), f"{r['copy']['gb_s']:.0f}"]
+        out.append("| " + " | ".join(row) + " |")
     o = report.get("call_overhead")
     if o:
         out += ["", f"call overhead (8x8x8 float64 copy, {o['calls']} calls, wall time per call): "
                     f"{o['cupy_arrays_us']:.1f} us on CuPy arrays, {o['numpy_arrays_us']:.1f} us on "
                     f"NumPy arrays (copies included); a CuPy kernel launch and a stream "
                     f"synchronisation: {o['cupy_kernel_and_sync_us']:.1f} us"]
+    for r in report["results"]:
+        for column, text in r.get("errors", {}).items():
+            out.append(f"- wrong or failed, not timed: {r['stencil']} {r['size']} {r['dtype']} "
+                       f"{column}: {text.splitlines()[0]}")
+    for text in report.get("errors", []):
+        out.append(f"- error: {text.splitlines()[0]}")
     out += ["", "cold builds (rebuild=True, NVRTC): " + ", ".join(
         f"{k} {1e3 * v:.0f} ms" for k, v in report["build_s"].items())]
     return "\n".join(out)

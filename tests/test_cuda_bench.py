@@ -1,0 +1,203 @@
+"""The GPU benchmark (benchmarks/run.py --backend cuda, benchmarks/cuda_suite.py) and the GPU
+registry check (benchmarks/gpu/check_registry.py) where there is no GPU: they refuse clearly,
+and their plumbing runs end to end with the cuda stencils on the host emulation and a stand-in
+for CuPy built on NumPy (no timing is meant: the table, the JSON and the checks come out)."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+
+import numpy as np
+import pytest
+
+import gtscript
+from cuda_emulation.runner import compiler, emulate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+sys.path.insert(0, BENCH)
+import cuda_suite  # noqa: E402
+import reference  # noqa: E402
+import suite  # noqa: E402
+
+
+def _has_gpu() -> bool:
+    try:
+        cuda_suite.require_device()
+    except cuda_suite.NoDevice:
+        return False
+    return True
+
+
+def _nvrtc() -> bool:
+    try:
+        gtscript._core.nvrtc()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_gpu(), reason="this machine has a GPU and CuPy")
+def test_cuda_benchmark_without_a_gpu_says_why_and_exits_2():
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--backend", "cuda"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: the cuda benchmark needs "), done.stderr
+    assert done.stdout == ""
+
+
+def test_cuda_benchmark_runs_alone():
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--backend", "cuda", "cpu"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--backend cuda runs the GPU suite on its own" in done.stderr
+
+
+# --------------------------------------------------------- a stand-in for CuPy, on the host
+
+
+class _Array(np.ndarray):
+    """A NumPy array with CuPy's .data.ptr (the device pointer: here the host address)."""
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
+
+def _fake_cupy():
+    cp = types.ModuleType("cupy")
+    cp.__version__ = "stand-in"
+    cp.asarray = lambda a: np.array(a).view(_Array)
+    cp.asnumpy = lambda a: np.array(a)
+    cp.asfortranarray = lambda a: np.asfortranarray(a).view(_Array)
+    cp.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(_Array)
+    cp.zeros = lambda shape, dtype=np.float64, order="C": np.zeros(shape, dtype, order=order).view(_Array)
+    cp.ones = lambda shape, dtype=np.float64: np.ones(shape, dtype).view(_Array)
+    cp.uint8 = np.uint8
+
+    class Stream:
+        ptr = 0
+
+        def __init__(self, non_blocking=False):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Event:
+        def record(self, stream=None):
+            self.t = time.perf_counter()
+
+        def synchronize(self):
+            pass
+
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1, driverGetVersion=lambda: 13000, runtimeGetVersion=lambda: 13000,
+        getDeviceProperties=lambda i: {"name": b"host stand-in", "major": 9, "minor": 0,
+                                       "totalGlobalMem": 1 << 30, "multiProcessorCount": 1},
+        memcpyDeviceToDevice=3,
+        memcpyAsync=lambda dst, src, n, kind, stream: ctypes.memmove(dst, src, n))
+    cp.cuda = types.SimpleNamespace(Stream=Stream, Event=Event, runtime=runtime,
+                                    get_elapsed_time=lambda a, b: 1e3 * (b.t - a.t))
+
+    class RawModule:
+        """The hand-written hdiff: checked by the suite against NumPy like every column, so
+        the stand-in runs the NumPy reference on the arrays it is given."""
+
+        def __init__(self, code, options=(), name_expressions=()):
+            assert "__global__ void hdiff" in code
+
+        def get_function(self, name):
+            return lambda grid, block, args: reference.hdiff(*args[:3])
+
+    cp.RawModule = RawModule
+    cp.ElementwiseKernel = lambda *a: (lambda x, y: np.copyto(y, x))
+    return cp
+
+
+@pytest.mark.skipif(compiler() is None or not _nvrtc(), reason="needs NVRTC and a host C compiler")
+def test_suite_plumbing_on_the_emulation(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setattr(cuda_suite, "PEAK_COPY_BYTES", 1 << 20)
+    real = gtscript.stencil
+
+    def on_emulation(backend, definition, **kw):
+        assert backend == "cuda"
+        return emulate(real("cuda", definition, gpu_arch="sm_90", **kw))
+
+    monkeypatch.setattr(cuda_suite.gtscript, "stencil", on_emulation)
+    options = suite.Options(sizes=((12, 10, 6),), dtypes=(np.float64, np.float32), backends=("cuda",),
+                            repeat=2, overhead_calls=20)
+    report = cuda_suite.run(options, log=open(os.devnull, "w"))
+    json.dumps(report)
+    assert report["errors"] == []
+    assert [(r["stencil"], r["dtype"]) for r in report["results"]] == [
+        (s, d) for d in ("float64", "float32") for s in suite.STENCILS]
+    for r in report["results"]:
+        assert r["errors"] == {}, r["errors"]
+        expected_columns = {"gtscript", "gtscript C order"} | ({"cupy"} if r["stencil"] in ("copy", "hdiff") else set())
+        assert set(r["timings"]) == expected_columns
+        for t in r["timings"].values():
+            assert t["ms"] > 0 and t["gb_s"] > 0 and t["copy_fraction"] > 0
+    assert report["call_overhead"]["cupy_arrays_us"] > 0
+    text = cuda_suite.summary(report)
+    assert "| hdiff | 12x10x6 | float32 |" in text and "call overhead" in text
+
+
+@pytest.mark.skipif(compiler() is None or not _nvrtc(), reason="needs NVRTC and a host C compiler")
+def test_a_wrong_cuda_result_is_reported_and_not_timed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setattr(cuda_suite, "PEAK_COPY_BYTES", 1 << 20)
+    real = gtscript.stencil
+
+    def wrong(backend, definition, **kw):
+        st = emulate(real("cuda", definition, gpu_arch="sm_90", **kw))
+
+        def call(*args, **kwargs):
+            st(*args, **kwargs)
+            out = kwargs.get("out")
+            if out is not None:
+                out += 1.0
+        return call
+
+    monkeypatch.setattr(cuda_suite.gtscript, "stencil", wrong)
+    options = suite.Options(sizes=((12, 10, 6),), dtypes=(np.float64,), backends=("cuda",),
+                            repeat=1, stencils=("laplacian",), overhead_calls=0)
+    report = cuda_suite.run(options, log=open(os.devnull, "w"))
+    (r,) = report["results"]
+    assert set(r["errors"]) == {"gtscript", "gtscript C order"}
+    assert "disagrees with NumPy" in r["errors"]["gtscript"]
+    assert set(r["timings"]) == set()
+    assert "wrong or failed, not timed: laplacian 12x10x6 float64 gtscript" in cuda_suite.summary(report)
+
+
+@pytest.mark.skipif(compiler() is None or not _nvrtc(), reason="needs NVRTC and a host C compiler")
+def test_registry_check_on_the_emulation(tmp_path):
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "gpu", "check_registry.py"),
+                           "--emulate", "-k", "shared_stencils", "--md", str(md), "--json", str(js)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(js.read_text())
+    ok = [r for r in report["results"] if r["status"] == "ok"]
+    assert ok and all(r["numpy"]["result"] == "pass" for r in ok)
+    assert "fail" not in md.read_text().split("## no failures")[0].replace("0 fail", "")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
+def test_registry_check_without_a_gpu_exits_2():
+    done = subprocess.run([sys.executable, os.path.join(BENCH, "gpu", "check_registry.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "no GPU to check on" in done.stderr, done.stderr
