@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import statistics
 import sys
 import time
@@ -45,6 +46,14 @@ TOLERANCE = suite.TOLERANCE
 
 class NoDevice(RuntimeError):
     """No CuPy or no CUDA device: the cuda benchmark cannot run here."""
+
+
+class CutShort(BaseException):
+    """SIGTERM arrived (the caller's time limit): the report ends with the cases done."""
+
+
+def _cut_short(signum, frame):
+    raise CutShort
 
 
 def require_device():
@@ -212,6 +221,8 @@ def run_case(cupy, stream, name, shape, dtype, gt, baselines, options, rng, log)
                 got, want = got, expected
             np.testing.assert_allclose(got, want, **TOLERANCE[dtype],
                                        err_msg=f"{name} {shape} {dtype}: {column} disagrees with NumPy")
+        except CutShort:
+            raise
         except Exception as exc:  # noqa: BLE001 - a wrong or failing column is reported, not timed
             errors[column] = f"{type(exc).__name__}: {exc}"[:1500]
             print(f"  {name} {shape} {dtype}: {column} left out: {errors[column]}", file=log)
@@ -287,10 +298,30 @@ def run(options, log=sys.stderr):
         report["errors"].append(text)
         print(f"  error: {text}", file=log)
 
+    previous = signal.signal(signal.SIGTERM, _cut_short)
+    try:
+        _matrix(cupy, stream, options, report, rng, failed, log)
+        if options.overhead_calls > 0:
+            try:
+                report["call_overhead"] = call_overhead(cupy, stream, options.overhead_calls, log)
+            except CutShort:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                failed("call overhead", exc)
+    except CutShort:
+        failed("the run", RuntimeError("cut short by SIGTERM: the cases not listed did not run"))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return report
+
+
+def _matrix(cupy, stream, options, report, rng, failed, log):
     for dtype in options.dtypes:
         defs = definitions.definitions(dtype)
         try:
             baselines = cupy_baselines(cupy, dtype)
+        except CutShort:
+            raise
         except Exception as exc:  # noqa: BLE001 - the CuPy columns are left out
             failed(f"CuPy baselines ({np.dtype(dtype).name})", exc)
             baselines = {}
@@ -299,6 +330,8 @@ def run(options, log=sys.stderr):
                 start = time.perf_counter()
                 stencil = gtscript.stencil("cuda", defs[name], rebuild=True)
                 report["build_s"][f"{np.dtype(dtype).name}/{name}"] = time.perf_counter() - start
+            except CutShort:
+                raise
             except Exception as exc:  # noqa: BLE001
                 failed(f"building {name} ({np.dtype(dtype).name})", exc)
                 continue
@@ -307,14 +340,10 @@ def run(options, log=sys.stderr):
                 try:
                     report["results"].append(run_case(cupy, stream, name, shape, dtype, gt,
                                                       baselines, options, rng, log))
+                except CutShort:
+                    raise
                 except Exception as exc:  # noqa: BLE001
                     failed(f"{name} {shape} {np.dtype(dtype).name}", exc)
-    if options.overhead_calls > 0:
-        try:
-            report["call_overhead"] = call_overhead(cupy, stream, options.overhead_calls, log)
-        except Exception as exc:  # noqa: BLE001
-            failed("call overhead", exc)
-    return report
 
 
 def summary(report):

@@ -33,7 +33,6 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/gpu-results}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-exec > >(tee -a "$OUT/run.log") 2>&1
 T0=$(date +%s)
 TOTAL=${TOTAL_LIMIT_S:-450}
 step() { echo; echo "=== $* ($(( $(date +%s) - T0 )) s)"; }
@@ -48,10 +47,11 @@ export GTSCRIPT_CACHE_DIR=${GTSCRIPT_CACHE_DIR:-$ROOT/build/gpu-cache}
 status=0
 note() { echo "--- $1: exit $2"; [ "$2" = 0 ] || status=1; }
 
+main() {
 step "machine"
 date -u
-nvidia-smi || echo "nvidia-smi failed"
-nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.memory --format=csv 2>/dev/null
+timeout 30 nvidia-smi || echo "nvidia-smi failed"
+timeout 30 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.memory --format=csv 2>/dev/null
 echo "python: $(command -v "$PY")"
 timeout 60 "$PY" - <<'EOF'
 import glob, os, platform, site, sys, sysconfig
@@ -98,7 +98,7 @@ if ! "$PY" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.jo
 fi
 echo "GTSCRIPT_LLVM=$LLVM"
 rm -f gtscript/_core*.so
-timeout "$(limit 180 240)" bash -c 'cmake -S . -B build/device "$@" && cmake --build build/device -j "$(nproc)" && cmake --install build/device --prefix "$PWD"' _ \
+timeout -k 10 "$(limit 180 240)" bash -c 'cmake -S . -B build/device "$@" && cmake --build build/device -j "$(nproc)" && cmake --install build/device --prefix "$PWD"' _ \
   "${GEN[@]}" -DGTSCRIPT_LLVM=$LLVM -DPython_EXECUTABLE="$(command -v "$PY")" "${EXTRA[@]}" > "$OUT/build.log" 2>&1
 rc=$?
 note "build (log in build.log)" $rc
@@ -117,21 +117,25 @@ note "import gtscript" $?
 step "GPU tests"
 PER_TEST=()
 "$PY" -c "import pytest_timeout" 2>/dev/null && PER_TEST=(--timeout=60)
-timeout "$(limit 150 200)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q "${PER_TEST[@]}" \
+timeout -k 10 "$(limit 150 200)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q "${PER_TEST[@]}" \
   tests/test_cuda_gpu.py tests/test_storage.py::test_cuda_needs_cupy_and_gives_a_cuda_array \
   > "$OUT/tests.txt" 2>&1
 note "GPU tests (tests.txt)" $?
 tail -15 "$OUT/tests.txt"
 
 step "registry on the GPU"
-timeout "$(limit 120 100)" "$PY" benchmarks/gpu/check_registry.py --md "$OUT/registry.md" --json "$OUT/registry.json" | head -60
-note "registry check (registry.md)" "${PIPESTATUS[0]}"
+timeout -k 10 "$(limit 120 100)" "$PY" benchmarks/gpu/check_registry.py --md "$OUT/registry.md" --json "$OUT/registry.json"
+note "registry check (registry.md)" $?
 
 step "benchmark"
-timeout "$(limit 150 5)" "$PY" benchmarks/run.py --backend cuda --all --repeat 30 --overhead-calls 20000 \
+timeout -k 10 "$(limit 150 5)" "$PY" benchmarks/run.py --backend cuda --all --repeat 30 --overhead-calls 20000 \
   --json "$OUT/bench.json" > "$OUT/bench.md"
 note "benchmark (bench.md)" $?
 cat "$OUT/bench.md"
 
 step "done: exit $status"
-exit $status
+return $status
+}
+
+main 2>&1 | tee -a "$OUT/run.log"
+exit "${PIPESTATUS[0]}"
