@@ -201,3 +201,20 @@ def test_registry_check_without_a_gpu_exits_2():
     done = subprocess.run([sys.executable, os.path.join(BENCH, "gpu", "check_registry.py")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no GPU to check on" in done.stderr, done.stderr
+
+
+def test_registry_check_compares_infinities_and_nans_as_equal_values():
+    sys.path.insert(0, os.path.join(BENCH, "gpu"))
+    import check_registry
+
+    inf, nan = np.inf, np.nan
+    want = np.array([1.0, inf, -inf, nan, 2.0])
+    assert check_registry.compare(want.copy(), want) == (True, 0.0, 0.0)
+    ok, worst, rel = check_registry.compare(np.array([1.0, inf, -inf, nan, 2.0 + 1e-9]), want)
+    assert not ok and worst == pytest.approx(1e-9) and rel == pytest.approx(5e-10)
+    for got in ([1.0, -inf, -inf, nan, 2.0], [1.0, inf, -inf, 0.0, 2.0], [nan, inf, -inf, nan, 2.0]):
+        ok, worst, _ = check_registry.compare(np.array(got), want)
+        assert not ok and worst == inf, got
+    f32 = want.astype(np.float32)
+    assert check_registry.compare(f32 * np.float32(1 + 2e-6), f32)[0]  # within float32's 1e-5
+    assert check_registry.compare(np.array([1, 2], np.int8), np.array([1, 3], np.int8)) == (False, 1.0, 1.0)

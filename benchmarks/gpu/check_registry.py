@@ -45,13 +45,16 @@ def compare(got, want):
         worst = float(diff.max()) if diff.size else 0.0
         return worst == 0.0, worst, worst
     same_nan = np.isnan(got) == np.isnan(want)
-    g, w = np.where(np.isnan(got), 0, got), np.where(np.isnan(want), 0, want)
-    diff = np.abs(g.astype(np.float64) - w.astype(np.float64))
+    # equal values differ by 0, infinities of one sign included (inf - inf would be nan)
+    g, w = got.astype(np.float64), want.astype(np.float64)
     tol = TOL[want.dtype]
-    ok = bool(same_nan.all() and (diff <= tol + tol * np.abs(w)).all())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = np.where((g == w) | (np.isnan(g) & np.isnan(w)), 0.0, np.abs(g - w))
+        diff = np.where(np.isnan(diff), np.inf, diff)  # a nan against a number
+        ok = bool(same_nan.all() and ((diff == 0) | (np.isfinite(diff) & (diff <= tol + tol * np.abs(w)))).all())
+        rel = np.where(diff == 0, 0.0, diff / np.maximum(np.abs(w), np.finfo(want.dtype).tiny))
     worst = float(diff.max()) if diff.size else 0.0
-    rel = float((diff / np.maximum(np.abs(w), np.finfo(want.dtype).tiny)).max()) if diff.size else 0.0
-    return ok, worst, rel
+    return ok, worst, float(rel.max()) if diff.size else 0.0
 
 
 EMULATE = False  # --emulate: the cuda stencils run on the host emulation (checks this script)
