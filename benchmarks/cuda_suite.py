@@ -18,6 +18,9 @@ cupy.RawKernel hdiff and a cupy.ElementwiseKernel copy on the same arrays, timed
 launches do not synchronise: their events bracket the kernel alone).
 The call overhead is the wall time of an 8x8x8 float64 copy on CuPy arrays already on the
 device (launch and synchronisation included), median over batches of calls.
+Where PyTorch is installed, its profiler (CUPTI) also records the device time of the kernels
+themselves ("kernel ms": the sum of a call's kernels, launch and synchronisation left out),
+the measure of how close the generated code comes to the memory bandwidth.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ import gtscript  # noqa: E402
 DEFAULT_SIZES = ((256, 256, 80), (512, 512, 80))
 #: Bytes the yardstick copy moves (half read, half written): 2 GiB, far beyond any cache.
 PEAK_COPY_BYTES = 2 << 30
+#: Also the kernels' own device time, through PyTorch's profiler where it is installed.
+KERNEL_TIMES = True
 TOLERANCE = suite.TOLERANCE
 
 
@@ -123,6 +128,35 @@ def copy_bandwidth(cupy, stream, nbytes, repeat):
     if not bool((dst == 1).all()):
         raise AssertionError("the device-to-device copy gave a wrong result")
     return {"bytes": 2 * n, "gb_s": 2 * n / (t["ms"] * 1e6), **t}
+
+
+def kernel_times(fns, stream, repeat):
+    """{column: device milliseconds per call of the kernels fn() launches, kernels per call
+    and their names}, from the CUDA activity PyTorch's profiler (CUPTI) records over `repeat`
+    calls of each fn (copies between host and device left out); {} without PyTorch, or where
+    its profiler records no kernels."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError:
+        return {}
+    out = {}
+    for column, fn in fns.items():
+        fn()
+        stream.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(repeat):
+                fn()
+            stream.synchronize()
+            torch.cuda.synchronize()
+        kernels = [e for e in prof.events() if str(e.device_type).endswith("CUDA")
+                   and not e.name.lower().startswith(("memcpy", "memset"))]
+        if not kernels:
+            continue
+        total_us = sum(e.time_range.elapsed_us() for e in kernels)
+        out[column] = {"kernel_ms": total_us / repeat / 1e3, "kernels_per_call": len(kernels) / repeat,
+                       "names": sorted({e.name for e in kernels})[:8]}
+    return out
 
 
 # ----------------------------------------------------------------------- CuPy baselines
@@ -232,6 +266,18 @@ def run_case(cupy, stream, name, shape, dtype, gt, baselines, options, rng, log)
     for t in timings.values():
         t["gb_s"] = nbytes / (t["ms"] * 1e6)
         t["copy_fraction"] = t["gb_s"] / copy["gb_s"]
+    if KERNEL_TIMES:
+        try:
+            kernels = kernel_times(fns, stream, min(options.repeat, 10))
+        except CutShort:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the profiler is optional
+            errors["kernel times"] = f"{type(exc).__name__}: {exc}"[:1500]
+            kernels = {}
+        for column, k in kernels.items():
+            timings[column].update(k)
+            timings[column]["kernel_gb_s"] = nbytes / (k["kernel_ms"] * 1e6)
+            timings[column]["kernel_copy_fraction"] = timings[column]["kernel_gb_s"] / copy["gb_s"]
     result = {"stencil": name, "size": "x".join(map(str, shape)), "dtype": dtype.name,
               "bytes": nbytes, "timings": timings, "copy": copy, "errors": errors}
     print(f"  {name:<10} {result['size']:>11} {dtype.name:<8} "
@@ -357,10 +403,14 @@ def summary(report):
            f"move once (inputs read, domain written) / time; '% copy' = of a device-to-device "
            f"copy of the same bytes in this run; a copy of {report['peak_copy']['bytes'] / 2**31:g} GiB: "
            f"{report['peak_copy']['gb_s']:.0f} GB/s",
+           "# gtscript ms: one call on its stream, launch and the call's synchronisation included "
+           "(wall ms: the host's view); kernel ms: the device time of the call's kernels alone "
+           "(CUPTI, through PyTorch's profiler; '-' without PyTorch)",
            "",
            "| stencil | size | dtype | MB moved | gtscript ms | GB/s | % copy | wall ms | "
-           "C order ms | C order % copy | CuPy ms | CuPy % copy | copy GB/s |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "kernel ms | kernel % copy | C order ms | C order % copy | CuPy ms | CuPy % copy | "
+           "CuPy kernel ms | copy GB/s |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     def cells(t, wall=False):
         if t is None:
             return ["-", "-"] + (["-", "-"] if wall else [])
@@ -369,9 +419,13 @@ def summary(report):
 
     for r in report["results"]:
         t = r["timings"]
+        g, cp = t.get("gtscript", {}), t.get("cupy", {})
+        kernel = ([f"{g['kernel_ms']:.3f}", f"{100 * g['kernel_copy_fraction']:.0f}"]
+                  if "kernel_ms" in g else ["-", "-"])
         row = [r["stencil"], r["size"], r["dtype"], f"{r['bytes'] / 1e6:.0f}",
-               *cells(t.get("gtscript"), wall=True), *cells(t.get("gtscript C order")),
-               *cells(t.get("cupy")), f"{r['copy']['gb_s']:.0f}"]
+               *cells(t.get("gtscript"), wall=True), *kernel, *cells(t.get("gtscript C order")),
+               *cells(t.get("cupy")), f"{cp['kernel_ms']:.3f}" if "kernel_ms" in cp else "-",
+               f"{r['copy']['gb_s']:.0f}"]
         out.append("| " + " | ".join(row) + " |")
     o = report.get("call_overhead")
     if o:
@@ -381,7 +435,7 @@ def summary(report):
                     f"synchronisation: {o['cupy_kernel_and_sync_us']:.1f} us"]
     for r in report["results"]:
         for column, text in r.get("errors", {}).items():
-            out.append(f"- wrong or failed, not timed: {r['stencil']} {r['size']} {r['dtype']} "
+            out.append(f"- left out (wrong or failed): {r['stencil']} {r['size']} {r['dtype']} "
                        f"{column}: {text.splitlines()[0]}")
     for text in report.get("errors", []):
         out.append(f"- error: {text.splitlines()[0]}")

@@ -180,7 +180,7 @@ def test_a_wrong_cuda_result_is_reported_and_not_timed(monkeypatch):
     assert set(r["errors"]) == {"gtscript", "gtscript C order"}
     assert "disagrees with NumPy" in r["errors"]["gtscript"]
     assert set(r["timings"]) == set()
-    assert "wrong or failed, not timed: laplacian 12x10x6 float64 gtscript" in cuda_suite.summary(report)
+    assert "left out (wrong or failed): laplacian 12x10x6 float64 gtscript" in cuda_suite.summary(report)
 
 
 @pytest.mark.skipif(compiler() is None or not _nvrtc(), reason="needs NVRTC and a host C compiler")
@@ -218,3 +218,45 @@ def test_registry_check_compares_infinities_and_nans_as_equal_values():
     f32 = want.astype(np.float32)
     assert check_registry.compare(f32 * np.float32(1 + 2e-6), f32)[0]  # within float32's 1e-5
     assert check_registry.compare(np.array([1, 2], np.int8), np.array([1, 3], np.int8)) == (False, 1.0, 1.0)
+
+
+def test_kernel_times_sum_a_calls_kernels_from_the_profiler(monkeypatch):
+    """kernel_times reads PyTorch's profiler: the device time of the kernels each call
+    launched (copies left out), per column (here a stand-in profiler: one recording per
+    column, two kernels of 30 and 10 us per call, and a copy)."""
+    calls = []
+
+    class Event:
+        def __init__(self, name, us, device="DeviceType.CUDA"):
+            self.name, self.device_type = name, device
+            self.time_range = types.SimpleNamespace(elapsed_us=lambda: us)
+
+    class Profile:
+        def __init__(self, activities):
+            self.n = 0
+
+        def __enter__(self):
+            calls.clear()
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def events(self):
+            evs = []
+            for _ in calls:
+                evs += [Event("gt_stage0", 30.0), Event("gt_stage1", 10.0),
+                        Event("Memcpy DtoD", 99.0), Event("cudaLaunchKernel", 5.0, "DeviceType.CPU")]
+            return evs
+
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(synchronize=lambda: None)
+    profiler = types.ModuleType("torch.profiler")
+    profiler.ProfilerActivity = types.SimpleNamespace(CUDA="cuda")
+    profiler.profile = Profile
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.profiler", profiler)
+    stream = types.SimpleNamespace(synchronize=lambda: None)
+    out = cuda_suite.kernel_times({"gtscript": lambda: calls.append(1)}, stream, 4)
+    assert out == {"gtscript": {"kernel_ms": 0.04, "kernels_per_call": 2.0,
+                                "names": ["gt_stage0", "gt_stage1"]}}

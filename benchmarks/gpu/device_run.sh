@@ -12,9 +12,9 @@
 #      (_core.cpython-3XY-*.so, see benchmarks/gpu/README.md), that one is used instead; where
 #      the Python headers are missing, build/gpu-carry/include/python3.XY is tried;
 #   2. runs the tests that need a GPU (tests/test_cuda_gpu.py, the cuda storage test);
-#   3. runs every stencil of the test registry on the cuda backend, NumPy and CuPy arrays,
-#      against the reference backend (benchmarks/gpu/check_registry.py);
-#   4. runs the cuda benchmark (benchmarks/run.py --backend cuda).
+#   3. runs the cuda benchmark (benchmarks/run.py --backend cuda);
+#   4. runs every stencil of the test registry on the cuda backend, NumPy and CuPy arrays,
+#      against the reference backend (benchmarks/gpu/check_registry.py).
 # Each step is bounded by `timeout`, and by what is left of TOTAL_LIMIT_S (default 450 s) for
 # the whole run: it ends in under 8 minutes even when a step hangs (a cut step's output says
 # so; the later steps still get their share). What it writes into $OUT (at most 8 files):
@@ -117,21 +117,21 @@ note "import gtscript" $?
 step "GPU tests"
 PER_TEST=()
 "$PY" -c "import pytest_timeout" 2>/dev/null && PER_TEST=(--timeout=60)
-timeout -k 10 "$(limit 150 200)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q "${PER_TEST[@]}" \
+timeout -k 10 "$(limit 150 220)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q "${PER_TEST[@]}" \
   tests/test_cuda_gpu.py tests/test_storage.py::test_cuda_needs_cupy_and_gives_a_cuda_array \
   > "$OUT/tests.txt" 2>&1
 note "GPU tests (tests.txt)" $?
 tail -15 "$OUT/tests.txt"
 
-step "registry on the GPU"
-timeout -k 10 "$(limit 120 100)" "$PY" benchmarks/gpu/check_registry.py --md "$OUT/registry.md" --json "$OUT/registry.json"
-note "registry check (registry.md)" $?
-
 step "benchmark"
-timeout -k 10 "$(limit 150 5)" "$PY" benchmarks/run.py --backend cuda --all --repeat 30 --overhead-calls 20000 \
+timeout -k 10 "$(limit 150 90)" "$PY" benchmarks/run.py --backend cuda --all --repeat 30 --overhead-calls 20000 \
   --json "$OUT/bench.json" > "$OUT/bench.md"
 note "benchmark (bench.md)" $?
 cat "$OUT/bench.md"
+
+step "registry on the GPU"
+timeout -k 10 "$(limit 120 5)" "$PY" benchmarks/gpu/check_registry.py --md "$OUT/registry.md" --json "$OUT/registry.json"
+note "registry check (registry.md)" $?
 
 step "done: exit $status"
 return $status
