@@ -99,7 +99,7 @@ fi
 echo "GTSCRIPT_LLVM=$LLVM"
 rm -f gtscript/_core*.so
 timeout -k 10 "$(limit 180 240)" bash -c 'cmake -S . -B build/device "$@" && cmake --build build/device -j "$(nproc)" && cmake --install build/device --prefix "$PWD"' _ \
-  "${GEN[@]}" -DGTSCRIPT_LLVM=$LLVM -DPython_EXECUTABLE="$(command -v "$PY")" "${EXTRA[@]}" > "$OUT/build.log" 2>&1
+  ${GEN[@]+"${GEN[@]}"} -DGTSCRIPT_LLVM=$LLVM -DPython_EXECUTABLE="$(command -v "$PY")" ${EXTRA[@]+"${EXTRA[@]}"} > "$OUT/build.log" 2>&1
 rc=$?
 note "build (log in build.log)" $rc
 if [ $rc != 0 ]; then
@@ -117,7 +117,7 @@ note "import gtscript" $?
 step "GPU tests"
 PER_TEST=()
 "$PY" -c "import pytest_timeout" 2>/dev/null && PER_TEST=(--timeout=60)
-timeout -k 10 "$(limit 150 220)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q "${PER_TEST[@]}" \
+timeout -k 10 "$(limit 150 220)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q ${PER_TEST[@]+"${PER_TEST[@]}"} \
   tests/test_cuda_gpu.py tests/test_storage.py::test_cuda_needs_cupy_and_gives_a_cuda_array \
   > "$OUT/tests.txt" 2>&1
 note "GPU tests (tests.txt)" $?
