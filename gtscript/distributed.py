@@ -64,11 +64,22 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     return ranges
 
 
+#: signature -> digest: a step's exchanges repeat the same few signatures, and a lookup
+#: costs a fraction of ``repr`` and a hash function (kept small: cleared when it grows)
+_DIGESTS: dict = {}
+
+
 def _digest(value) -> int:
-    """A 63-bit digest of ``repr(value)``, the same in every process (Python's ``hash`` is
-    salted per process); 63 bits so that its negation fits an int64."""
-    data = repr(value).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") >> 1
+    """A 62-bit digest of ``repr(value)``, the same in every process (Python's ``hash`` is
+    salted per process); non-negative and below _FAILED, and its negation fits an int64."""
+    digest = _DIGESTS.get(value)
+    if digest is None:
+        data = repr(value).encode()
+        digest = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") >> 2
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        _DIGESTS[value] = digest
+    return digest
 
 
 #: Requests of agreements that timed out: their buffers must outlive them (MPI may still
@@ -97,30 +108,46 @@ def _allreduce_max(comm, mine, top, timeout, operation) -> None:
             time.sleep(1e-4)
 
 
+#: What a rank with a message contributes to both halves of the agreement (digests stay
+#: below it): the maximum of ``x`` and of ``-x`` then cannot agree.
+_FAILED = np.iinfo(np.int64).max
+
+
 def _agree(comm, message: str | None, cls=DecompositionError, *, signature=(),
            layout=None, timeout=None) -> bool:
     """Collective: raise ``cls`` with the same text on every rank when any rank has a
     ``message`` (the lowest failing rank's text, naming that rank) or when the ranks'
     ``signature`` differ (what the operation moves: a tuple of ``(what, value)`` pairs,
     the operation's name first), else return on every rank whether every rank gave the same
-    ``layout``. One allreduce of five integers when all is well (a flag, the signature's
-    digest and its negation, the same for the layout: the maximum of ``x`` and of ``-x``
-    agree when every rank has the same ``x``). Every collective operation of this module
-    starts with this call, so ranks that went into different operations meet here too and
-    find out from the operation's name in the signature."""
-    sig, lay = _digest(signature), _digest(layout)
-    mine = np.array([message is not None, sig, -sig, lay, -lay], dtype=np.int64)
+    ``layout``. Every collective operation of this module starts with this call, so ranks
+    that went into different operations meet here too and find out from the operation's
+    name in the signature.
+
+    When all is well it costs one allreduce (MAX) of two integers: the digest ``x`` of the
+    signature and the layout, and ``-x``; every rank has the same ``x`` exactly when the two
+    maxima are ``x`` and ``-x``. (Two integers, not more: at 4 ranks MPICH reduces 4 or more
+    with another algorithm, twice as slow on this machine.) Only when they differ do the
+    ranks gather the messages, signatures and layouts to find out why: layouts alone may
+    differ (the exchange then moves every band in I, J, K order)."""
+    if message is None:
+        digest = _digest((signature, layout))
+        mine = np.array([digest, -digest], dtype=np.int64)
+    else:
+        mine = np.array([_FAILED, _FAILED], dtype=np.int64)
     top = np.empty_like(mine)
-    operation = dict(signature).get("operation", "collective operation")
+    operation = signature[0][1] if signature else "collective operation"
     _allreduce_max(comm, mine, top, timeout, operation)
-    if not top[0] and top[1] == -top[2]:
-        return bool(top[3] == -top[4])
-    everyone = comm.allgather((message, signature))
-    failing = [(r, m) for r, (m, _) in enumerate(everyone) if m is not None]
+    if top[0] == -top[1]:
+        return True
+    everyone = comm.allgather((message, signature, layout))
+    failing = [(r, m) for r, (m, _, _) in enumerate(everyone) if m is not None]
     if failing:
         rank, text = failing[0]
         raise cls(f"rank {rank}: {text}" if comm.size > 1 else text)
-    raise cls(_disagreement([s for _, s in everyone]))
+    signatures = [s for _, s, _ in everyone]
+    if any(s != signatures[0] for s in signatures):
+        raise cls(_disagreement(signatures))
+    return False  # the same operation and fields, in different layouts
 
 
 def _disagreement(signatures) -> str:
@@ -132,18 +159,38 @@ def _disagreement(signatures) -> str:
                 f"{mine.get('operation')}, rank {rank} in {theirs.get('operation')}")
     what = next(k for k in list(mine) + list(theirs) if mine.get(k) != theirs.get(k))
     return (f"the ranks disagree in {mine['operation']} on {what}: rank 0 has "
-            f"{mine.get(what, 'none')}, rank {rank} has {theirs.get(what, 'none')}")
+            f"{_show(mine.get(what))}, rank {rank} has {_show(theirs.get(what))}")
 
 
-def _describe(arr) -> str:
-    """A field's dtype and its shape beyond I and J, for a signature."""
-    return f"{arr.dtype.name} with shape {tuple(arr.shape[2:])} beyond I and J"
+def _describe(arr) -> tuple:
+    """A field's dtype and its shape beyond I and J, for a signature (cheap to make: the
+    words are written by _show, on the error path only)."""
+    return ("array", arr.dtype.str, arr.shape[2:])
+
+
+def _show(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, tuple) and value[:1] == ("array",):
+        return f"{np.dtype(value[1]).name} with shape {value[2]} beyond I and J"
+    return str(value)
+
+
+#: (shape, strides) -> _layout
+_LAYOUTS: dict = {}
 
 
 def _layout(arr) -> tuple:
     """The axes of ``arr`` longer than one point, outermost in memory first."""
-    return tuple(sorted((a for a in range(arr.ndim) if arr.shape[a] > 1),
-                        key=lambda a: (-abs(arr.strides[a]), -a)))
+    key = (arr.shape, arr.strides)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        layout = tuple(sorted((a for a in range(arr.ndim) if arr.shape[a] > 1),
+                              key=lambda a: (-abs(arr.strides[a]), -a)))
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
 
 
 def _root_message(root, size) -> str | None:
@@ -386,7 +433,7 @@ class Decomposition:
         comm = self.comm
         message = _root_message(root, comm.size) or self._field_message(
             "gather: the local array", local_array)
-        signature = (("operation", "gather"), ("the root", root))
+        signature: tuple = (("operation", "gather"), ("the root", root))
         if message is None:  # the root receives every block as its own dtype and shape
             signature += (("the local array", _describe(local_array)),)
         _agree(comm, message, signature=signature, timeout=self.timeout)
