@@ -71,7 +71,7 @@ _DIGESTS: dict = {}
 
 def _digest(value) -> int:
     """A 62-bit digest of ``repr(value)``, the same in every process (Python's ``hash`` is
-    salted per process); non-negative and below _FAILED, and its negation fits an int64."""
+    salted per process), below _FAILED."""
     digest = _DIGESTS.get(value)
     if digest is None:
         data = repr(value).encode()
@@ -87,18 +87,18 @@ def _digest(value) -> int:
 _ABANDONED: list = []
 
 
-def _allreduce_max(comm, mine, top, timeout, operation) -> None:
-    """``Allreduce(mine, top, MAX)``; with a ``timeout`` (seconds), a non-blocking one that
+def _allreduce_sum(comm, mine, total, timeout, operation) -> None:
+    """``Allreduce(mine, total, SUM)``; with a ``timeout`` (seconds), a non-blocking one that
     raises DecompositionError when not every rank has joined it by then."""
     if timeout is None:
-        comm.Allreduce(mine, top, op=MPI.MAX)  # buffers, not pickled objects: the fast path
+        comm.Allreduce(mine, total, op=MPI.SUM)  # buffers, not pickled objects: the fast path
         return
-    request = comm.Iallreduce(mine, top, op=MPI.MAX)
+    request = comm.Iallreduce(mine, total, op=MPI.SUM)
     deadline = time.monotonic() + timeout
     polls = 0
     while not request.Test():
         if time.monotonic() > deadline:
-            _ABANDONED.append((request, mine, top))
+            _ABANDONED.append((request, mine, total))
             raise DecompositionError(
                 f"not every rank of the communicator reached the {operation} within the "
                 f"decomposition's timeout of {timeout:g} s: a rank raised, returned or died "
@@ -108,9 +108,9 @@ def _allreduce_max(comm, mine, top, timeout, operation) -> None:
             time.sleep(1e-4)
 
 
-#: What a rank with a message contributes to both halves of the agreement (digests stay
-#: below it): the maximum of ``x`` and of ``-x`` then cannot agree.
-_FAILED = np.iinfo(np.int64).max
+#: What a rank with a message contributes to the agreement (digests stay below 2**62).
+_FAILED = 1 << 63
+_UINT64 = (1 << 64) - 1
 
 
 def _agree(comm, message: str | None, cls=DecompositionError, *, signature=(),
@@ -123,21 +123,22 @@ def _agree(comm, message: str | None, cls=DecompositionError, *, signature=(),
     that went into different operations meet here too and find out from the operation's
     name in the signature.
 
-    When all is well it costs one allreduce (MAX) of two integers: the digest ``x`` of the
-    signature and the layout, and ``-x``; every rank has the same ``x`` exactly when the two
-    maxima are ``x`` and ``-x``. (Two integers, not more: at 4 ranks MPICH reduces 4 or more
-    with another algorithm, twice as slow on this machine.) Only when they differ do the
-    ranks gather the messages, signatures and layouts to find out why: layouts alone may
+    When all is well it costs one allreduce of one unsigned 64-bit integer, as a plain
+    size check would: the sum (modulo 2**64) of every rank's digest of its signature and
+    layout (or _FAILED, for a rank with a message). A rank whose digest times the number of
+    ranks is that sum goes on: when the digests agree every rank does; when they differ a
+    rank does only if the others' digests happen to sum to that value, as unlikely (about
+    2**-62) as two different signatures having one digest. (One integer, not a maximum of
+    the digest and of its negation: MPICH reduces two integers on two ranks, or four on four,
+    with another algorithm, twice as slow on this machine.) Only when the check fails do the
+    ranks gather their messages, signatures and layouts to find out why: layouts alone may
     differ (the exchange then moves every band in I, J, K order)."""
-    if message is None:
-        digest = _digest((signature, layout))
-        mine = np.array([digest, -digest], dtype=np.int64)
-    else:
-        mine = np.array([_FAILED, _FAILED], dtype=np.int64)
-    top = np.empty_like(mine)
+    digest = _FAILED if message is not None else _digest((signature, layout))
+    mine = np.array([digest], dtype=np.uint64)
+    total = np.empty_like(mine)
     operation = signature[0][1] if signature else "collective operation"
-    _allreduce_max(comm, mine, top, timeout, operation)
-    if top[0] == -top[1]:
+    _allreduce_sum(comm, mine, total, timeout, operation)
+    if message is None and int(total[0]) == (comm.size * digest) & _UINT64:
         return True
     everyone = comm.allgather((message, signature, layout))
     failing = [(r, m) for r, (m, _, _) in enumerate(everyone) if m is not None]
@@ -491,19 +492,18 @@ class Decomposition:
             widths = [((self.halo, self.halo), (self.halo, self.halo))] * len(fields)
         else:
             try:
-                widths = [((int(w[0][0]), int(w[0][1])), (int(w[1][0]), int(w[1][1])))
-                          if len(w) == 2 and len(w[0]) == 2 and len(w[1]) == 2 else w
-                          for w in widths]
-            except (TypeError, ValueError, IndexError):
+                widths = [tuple(tuple(int(x) for x in side) for side in w) for w in widths]
+            except (TypeError, ValueError):
                 message = message or (f"widths must be one ((i_lo, i_hi), (j_lo, j_hi)) per "
                                       f"field, got {widths!r}")
             if message is None and len(widths) != len(fields):
                 message = f"widths has {len(widths)} entries for {len(fields)} fields"
             for n, w in enumerate(widths if message is None else ()):
-                flat = [x for side in w for x in side]
-                if len(flat) != 4 or not all(0 <= x <= self.halo for x in flat):
-                    message = message or (f"widths[{n}] = {w!r} must be ((i_lo, i_hi), "
-                                          f"(j_lo, j_hi)) within the halo {self.halo}")
+                if len(w) != 2 or any(len(side) != 2 for side in w) or not all(
+                        0 <= x <= self.halo for side in w for x in side):
+                    message = (f"widths[{n}] = {w!r} must be ((i_lo, i_hi), (j_lo, j_hi)) "
+                               f"within the halo {self.halo}")
+                    break
         layouts = None
         if message is None:
             signature += (("the number of fields", len(fields)),)

@@ -197,6 +197,12 @@ DISAGREEMENTS = {
     "field-count": "disagree in exchange on the number of fields: rank 0 has 1, rank 1 has 2",
     "start-exchange": "disagree in exchange on the number of fields: rank 0 has 2, rank 1 "
                       "has 1",
+    "widths-malformed": "rank 1: widths must be one ((i_lo, i_hi), (j_lo, j_hi)) per field, "
+                        "got [(1, 2, 3)]",
+    "read-only": "rank 2: field 0 of the exchange is read-only",
+    "negative-strides": "rank 3: field 0 of the exchange has negative strides, which "
+                        "method='datatype' cannot describe",
+    "method": "rank 0: method must be 'datatype' or 'pack', got 'packed'",
     "scatter-root": "disagree in scatter on the root: rank 0 has 0, rank 3 has 1",
     "gather-root": "disagree in gather on the root: rank 0 has 2, rank 1 has 0",
     "gather-dtype": "disagree in gather on the local array: rank 0 has float64",
@@ -211,8 +217,9 @@ DISAGREEMENTS = {
 
 def test_disagreeing_ranks_raise_the_same_error_on_every_rank():
     """Ranks that disagree on a collective operation's dtype, K size, data dimensions, halo
-    widths, number of fields, root, operation or stencil: the same DecompositionError on
-    every rank, and the decomposition still works afterwards."""
+    widths, number of fields, root, operation or stencil, and one rank whose own arguments
+    are wrong: the same DecompositionError on every rank, and the decomposition still works
+    afterwards."""
     start = time.monotonic()
     rc, out = mpiexec(4, "check_hostile.py", "disagreements", timeout=90)
     assert rc == 0, out[-4000:]

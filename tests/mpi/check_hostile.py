@@ -68,9 +68,15 @@ def case_mixed_layouts():
             for widths in (((2, 2), (2, 2)), ((1, 2), (0, 1))):
                 check_exchange(dec, g, order, method, widths, case="mixed")
                 check_exchange(dec, g4, order, method, widths, case="mixed-data-dims")
-    # the same layout everywhere still takes the copy-free path and is right
-    for order in ("C", "F"):
+    # mixed: every rank's datatypes visit I, J, K in that order (whatever its memory order)
+    assert {key[3] for key in dec._types} == {(0, 1, 2), (0, 1, 2, 3)}, dec._types.keys()
+    # the same layout everywhere: the datatypes follow memory order (whole runs as blocks),
+    # and the halos are right
+    for order, memory in (("C", (0, 1, 2)), ("F", (2, 1, 0))):
+        dec.free()
+        dec = dist.Decomposition(SHAPE, H, periodic=(True, True))
         check_exchange(dec, g, order, None, ((2, 2), (2, 2)), case="same")
+        assert {key[3] for key in dec._types} == {memory}, (order, dec._types.keys())
     dec.free()
     say(f"OK mixed-layouts rank {RANK}")
 
@@ -108,6 +114,17 @@ def case_disagreements():
                  "disagree")
     expect_error("start-exchange", lambda: dec.start_exchange(
         *((a, b) if RANK == 0 else (a,))).wait(), "disagree")
+    # what one rank finds wrong with its own arguments: the same error on every rank too
+    expect_error("widths-malformed", lambda: dec.exchange(
+        a, widths=[(1, 2, 3) if RANK == 1 else ((1, 1), (1, 1))]), "rank 1: widths")
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    expect_error("read-only", lambda: dec.exchange(read_only if RANK == 2 else a),
+                 "rank 2: field 0")
+    expect_error("negative-strides", lambda: dec.exchange(
+        a[::-1] if RANK == last else a, method="datatype"), f"rank {last}: field 0")
+    expect_error("method", lambda: dec.exchange(a, method="packed" if RANK == 0 else None),
+                 "rank 0: method")
     g = global_array(SHAPE)
     expect_error("scatter-root", lambda: dec.scatter(g, root=1 if RANK == last else 0),
                  "disagree")
