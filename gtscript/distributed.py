@@ -201,6 +201,12 @@ def _root_message(root, size) -> str | None:
     return None
 
 
+def _root_value(root):
+    """``root`` for a signature: an int whatever integer type gave it (``np.int64(0)`` and
+    ``0`` agree)."""
+    return int(root) if isinstance(root, (int, np.integer)) else repr(root)
+
+
 def _check_inputs(global_shape, halo, dims, periodic, size) -> tuple | str:
     """Normalised ``(global_shape, halo, dims, periodic)`` or a message saying what is wrong
     (the same inputs give the same answer on every rank)."""
@@ -403,10 +409,12 @@ class Decomposition:
                            f"{None if arr is None else arr.shape}, expected "
                            f"{self.global_shape} (plus data dimensions)")
             elif arr.dtype.char not in MPI._typedict:
-                message = f"scatter: the global array has dtype {arr.dtype}, which MPI cannot send"
+                message = (f"scatter: the global array has dtype {arr.dtype}, which MPI "
+                           f"cannot send")
         # the root must agree: ranks receiving from another rank than the one sending would
         # wait forever or take another message
-        _agree(comm, message, signature=(("operation", "scatter"), ("the root", root)),
+        _agree(comm, message, signature=(("operation", "scatter"),
+                                         ("the root", _root_value(root))),
                timeout=self.timeout)
         spec = comm.bcast((arr.dtype.str, arr.shape[3:]) if self.rank == root else None,  # type: ignore[union-attr]
                           root=root)
@@ -434,7 +442,7 @@ class Decomposition:
         comm = self.comm
         message = _root_message(root, comm.size) or self._field_message(
             "gather: the local array", local_array)
-        signature: tuple = (("operation", "gather"), ("the root", root))
+        signature: tuple = (("operation", "gather"), ("the root", _root_value(root)))
         if message is None:  # the root receives every block as its own dtype and shape
             signature += (("the local array", _describe(local_array)),)
         _agree(comm, message, signature=signature, timeout=self.timeout)
@@ -764,7 +772,8 @@ class Decomposition:
         h = self.halo
         # what every rank must agree on besides the exchanged fields: the stencil (its
         # cache key: the same code) and the dtype and shape of its other field arguments
-        signature = (("operation", "run"), ("the stencil (its cache key)", _stencil_key(stencil)))
+        signature = (("operation", "run"),
+                     ("the stencil (its cache key)", _stencil_key(stencil)))
         signature += tuple((f"argument {name!r}", _describe(value))
                            for name, value in bound.items()
                            if name not in widths and isinstance(value, np.ndarray))
@@ -963,8 +972,8 @@ def _build_once(func, backend, comm, root, options):
     comm = MPI.COMM_WORLD if comm is None else comm
     # every rank must build from the same root, or it waits for a broadcast nobody sends
     _agree(comm, _root_message(root, comm.size), signature=(
-        ("operation", "distributed.stencil"), ("the root", root), ("backend", backend),
-        ("the definition", getattr(func, "__qualname__", repr(func)))))
+        ("operation", "distributed.stencil"), ("the root", _root_value(root)),
+        ("the backend", backend), ("the definition", getattr(func, "__qualname__", repr(func)))))
     if comm.rank == root:
         try:
             built = _gt_stencil(backend, func, **options)

@@ -148,6 +148,10 @@ def case_disagreements():
     check_exchange(dec, g2, "C", None, ((2, 2), (2, 2)), case="after")
     back = dec.gather(dec.scatter(g2 if RANK == 0 else None))
     assert np.array_equal(back, g2) if RANK == 0 else back is None
+    # a root given as a NumPy integer on one rank is the same root
+    back = dec.gather(dec.scatter(g2 if RANK == 0 else None, root=np.int64(0) if RANK == 1
+                                  else 0), root=np.int32(0) if RANK == 2 else 0)
+    assert np.array_equal(back, g2) if RANK == 0 else back is None
     dec.free()
     say(f"OK disagreements rank {RANK}")
 
