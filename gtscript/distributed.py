@@ -132,7 +132,7 @@ def _agree(comm, message: str | None, cls=DecompositionError, *, signature=(),
     the digest and of its negation: MPICH reduces two integers on two ranks, or four on four,
     with another algorithm, twice as slow on this machine.) Only when the check fails do the
     ranks gather their messages, signatures and layouts to find out why: layouts alone may
-    differ (the exchange then moves every band in I, J, K order)."""
+    differ (the exchange then packs every band in I, J, K order)."""
     digest = _FAILED if message is not None else _digest((signature, layout))
     mine = np.array([digest], dtype=np.uint64)
     total = np.empty_like(mine)
@@ -520,6 +520,11 @@ class Decomposition:
             layouts = tuple(_layout(arr) for arr in fields)
         same_layout = _agree(self.comm, message, signature=signature, layout=layouts,
                              timeout=self.timeout)
+        if not same_layout:
+            # bands travel in I, J, K order (_wire_order); a datatype would copy a
+            # Fortran-ordered band one element at a time (2.7 times slower than NumPy's copy
+            # at 128x128x80 on two ranks, docs/distributed.md), so every rank packs
+            method = "pack"
         handle = ExchangeHandle(self)
         for tag, (arr, w) in enumerate(zip(fields, widths)):
             # the order in which the elements of a band travel: every rank's memory order when
