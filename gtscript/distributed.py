@@ -397,7 +397,7 @@ class Decomposition:
     def scatter(self, global_array, root: int = 0, *, order="C"):
         """Collective: the interior of ``global_array`` (shape ``global_shape``, data
         dimensions after it allowed; needed on ``root`` only) cut into the local arrays;
-        returns this rank's, halos zero."""
+        returns this rank's, halos zero. ``root`` must be the same on every rank."""
         comm = self.comm
         message = _root_message(root, comm.size)
         if order not in ("C", "F"):
@@ -438,7 +438,8 @@ class Decomposition:
 
     def gather(self, local_array, root: int = 0):
         """Collective: the global interior assembled from every rank's local array, on
-        ``root``; None elsewhere."""
+        ``root``; None elsewhere. ``root`` and the local arrays' dtype and shape beyond I and
+        J must be the same on every rank."""
         comm = self.comm
         message = _root_message(root, comm.size) or self._field_message(
             "gather: the local array", local_array)
@@ -471,7 +472,9 @@ class Decomposition:
         """Collective: fill the halo of every field from the neighbours, corners included
         (wrapping around where periodic; halos on a non-periodic outer edge are left as they
         are). ``widths`` (optional, one per field): ``((i_lo, i_hi), (j_lo, j_hi))`` halo
-        points to fill on each side, at most ``halo``."""
+        points to fill on each side, at most ``halo``. Every rank must pass as many fields,
+        with the same dtypes, shapes beyond I and J and widths (layouts and ``method`` may
+        differ), else every rank raises the same :class:`DecompositionError`."""
         self.start_exchange(*fields, widths=widths, method=method).wait()
 
     def start_exchange(self, *fields, widths=None, method=None) -> ExchangeHandle:
