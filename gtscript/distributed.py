@@ -13,8 +13,10 @@ The transport is MPI through :mod:`mpi4py`; nothing here moves data by any other
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import time
 
 import numpy as np
 
@@ -62,18 +64,147 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _agree(comm, message: str | None, cls=DecompositionError) -> None:
-    """Collective: raise ``cls`` on every rank when any rank has a ``message`` (the lowest
-    failing rank's text, naming that rank), else return on every rank. One integer
-    allreduce when all is well."""
-    flag = np.array([1 if message is not None else 0], dtype=np.int32)
-    failed = np.zeros(1, dtype=np.int32)
-    comm.Allreduce(flag, failed, op=MPI.SUM)  # a buffer, not a pickled object: the fast path
-    if not failed[0]:
+#: signature -> digest: a step's exchanges repeat the same few signatures, and a lookup
+#: costs a fraction of ``repr`` and a hash function (kept small: cleared when it grows)
+_DIGESTS: dict = {}
+
+
+def _digest(value) -> int:
+    """A 62-bit digest of ``repr(value)``, the same in every process (Python's ``hash`` is
+    salted per process), below _FAILED."""
+    digest = _DIGESTS.get(value)
+    if digest is None:
+        data = repr(value).encode()
+        digest = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") >> 2
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        _DIGESTS[value] = digest
+    return digest
+
+
+#: Requests of agreements that timed out: their buffers must outlive them (MPI may still
+#: write into them), so they are kept for the life of the process.
+_ABANDONED: list = []
+
+
+def _allreduce_sum(comm, mine, total, timeout, operation) -> None:
+    """``Allreduce(mine, total, SUM)``; with a ``timeout`` (seconds), a non-blocking one that
+    raises DecompositionError when not every rank has joined it by then."""
+    if timeout is None:
+        comm.Allreduce(mine, total, op=MPI.SUM)  # buffers, not pickled objects: the fast path
         return
-    messages = comm.allgather(message)
-    rank, text = next((r, m) for r, m in enumerate(messages) if m is not None)
-    raise cls(f"rank {rank}: {text}" if comm.size > 1 else text)
+    request = comm.Iallreduce(mine, total, op=MPI.SUM)
+    deadline = time.monotonic() + timeout
+    polls = 0
+    while not request.Test():
+        if time.monotonic() > deadline:
+            _ABANDONED.append((request, mine, total))
+            raise DecompositionError(
+                f"not every rank of the communicator reached the {operation} within the "
+                f"decomposition's timeout of {timeout:g} s: a rank raised, returned or died "
+                f"before it, or is in another collective call")
+        polls += 1
+        if polls > 1000:  # give a rank that shares this core the time to arrive
+            time.sleep(1e-4)
+
+
+#: What a rank with a message contributes to the agreement (digests stay below 2**62).
+_FAILED = 1 << 63
+_UINT64 = (1 << 64) - 1
+
+
+def _agree(comm, message: str | None, cls=DecompositionError, *, signature=(),
+           layout=None, timeout=None) -> bool:
+    """Collective: raise ``cls`` with the same text on every rank when any rank has a
+    ``message`` (the lowest failing rank's text, naming that rank) or when the ranks'
+    ``signature`` differ (what the operation moves: a tuple of ``(what, value)`` pairs,
+    the operation's name first), else return on every rank whether every rank gave the same
+    ``layout``. Every collective operation of this module starts with this call, so ranks
+    that went into different operations meet here too and find out from the operation's
+    name in the signature.
+
+    When all is well it costs one allreduce of one unsigned 64-bit integer, as a plain
+    size check would: the sum (modulo 2**64) of every rank's digest of its signature and
+    layout (or _FAILED, for a rank with a message). A rank whose digest times the number of
+    ranks is that sum goes on: when the digests agree every rank does; when they differ a
+    rank does only if the others' digests happen to sum to that value, as unlikely (about
+    2**-62) as two different signatures having one digest. (One integer, not a maximum of
+    the digest and of its negation: MPICH reduces two integers on two ranks, or four on four,
+    with another algorithm, twice as slow on this machine.) Only when the check fails do the
+    ranks gather their messages, signatures and layouts to find out why: layouts alone may
+    differ (the exchange then packs every band in I, J, K order)."""
+    digest = _FAILED if message is not None else _digest((signature, layout))
+    mine = np.array([digest], dtype=np.uint64)
+    total = np.empty_like(mine)
+    operation = signature[0][1] if signature else "collective operation"
+    _allreduce_sum(comm, mine, total, timeout, operation)
+    if message is None and int(total[0]) == (comm.size * digest) & _UINT64:
+        return True
+    everyone = comm.allgather((message, signature, layout))
+    failing = [(r, m) for r, (m, _, _) in enumerate(everyone) if m is not None]
+    if failing:
+        rank, text = failing[0]
+        raise cls(f"rank {rank}: {text}" if comm.size > 1 else text)
+    signatures = [s for _, s, _ in everyone]
+    if any(s != signatures[0] for s in signatures):
+        raise cls(_disagreement(signatures))
+    return False  # the same operation and fields, in different layouts
+
+
+def _disagreement(signatures) -> str:
+    """What the first rank whose signature differs from rank 0's disagrees on."""
+    rank = next(r for r, s in enumerate(signatures) if s != signatures[0])
+    mine, theirs = dict(signatures[0]), dict(signatures[rank])
+    if mine.get("operation") != theirs.get("operation"):
+        return (f"the ranks disagree on the collective operation: rank 0 is in "
+                f"{mine.get('operation')}, rank {rank} in {theirs.get('operation')}")
+    what = next(k for k in list(mine) + list(theirs) if mine.get(k) != theirs.get(k))
+    return (f"the ranks disagree in {mine['operation']} on {what}: rank 0 has "
+            f"{_show(mine.get(what))}, rank {rank} has {_show(theirs.get(what))}")
+
+
+def _describe(arr) -> tuple:
+    """A field's dtype and its shape beyond I and J, for a signature (cheap to make: the
+    words are written by _show, on the error path only)."""
+    return ("array", arr.dtype.str, arr.shape[2:])
+
+
+def _show(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, tuple) and value[:1] == ("array",):
+        return f"{np.dtype(value[1]).name} with shape {value[2]} beyond I and J"
+    return str(value)
+
+
+#: (shape, strides) -> _layout
+_LAYOUTS: dict = {}
+
+
+def _layout(arr) -> tuple:
+    """The axes of ``arr`` longer than one point, outermost in memory first."""
+    key = (arr.shape, arr.strides)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        layout = tuple(sorted((a for a in range(arr.ndim) if arr.shape[a] > 1),
+                              key=lambda a: (-abs(arr.strides[a]), -a)))
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
+
+
+def _root_message(root, size) -> str | None:
+    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) \
+            or not 0 <= root < size:
+        return f"root must be a rank of the communicator (0 to {size - 1}), got {root!r}"
+    return None
+
+
+def _root_value(root):
+    """``root`` for a signature: an int whatever integer type gave it (``np.int64(0)`` and
+    ``0`` agree)."""
+    return int(root) if isinstance(root, (int, np.integer)) else repr(root)
 
 
 def _check_inputs(global_shape, halo, dims, periodic, size) -> tuple | str:
@@ -124,7 +255,10 @@ class Decomposition:
     not divide evenly (the first ``n % p`` ranks along an axis get one more point).
     ``periodic`` says per axis whether the global grid wraps around. Collective: every rank
     of ``comm`` must construct it with the same arguments; a bad decomposition raises
-    :class:`DecompositionError` with the same text on every rank.
+    :class:`DecompositionError` with the same text on every rank. Every collective method
+    first agrees with the other ranks on what it moves (docs/distributed.md, "Errors");
+    ``timeout`` (seconds, default None: wait as MPI does) bounds that agreement's wait for
+    ranks that never arrive.
 
     Attributes: ``comm`` (the Cartesian communicator), ``rank``, ``coords``, ``dims``,
     ``periodic``, ``halo``, ``global_shape``, ``global_slices`` (the global index ranges this
@@ -162,9 +296,14 @@ class Decomposition:
     >>> dec.free()
     """
 
-    def __init__(self, global_shape, halo, *, comm=None, dims=None, periodic=(False, False)):
+    def __init__(self, global_shape, halo, *, comm=None, dims=None, periodic=(False, False),
+                 timeout=None):
         comm = MPI.COMM_WORLD if comm is None else comm
         checked = _check_inputs(global_shape, halo, dims, periodic, comm.size)
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+                timeout, (int, float, np.integer, np.floating)) or not timeout > 0):
+            checked = f"timeout must be None or a positive number of seconds, got {timeout!r}"
+        self.timeout = None if timeout is None or isinstance(checked, str) else float(timeout)
         # The inputs themselves must agree: a rank with another global shape would exchange
         # halos of another size with its neighbours and hang or corrupt them.
         mine = checked if not isinstance(checked, str) else None
@@ -251,21 +390,32 @@ class Decomposition:
             return (f"{name} has shape {arr.shape} but this rank's local arrays are "
                     f"{self.local_shape[:2]} in I and J (interior {self.shape[:2]} plus halo "
                     f"{self.halo} on each side)")
+        if arr.dtype.char not in MPI._typedict:
+            return f"{name} has dtype {arr.dtype}, which MPI cannot send"
         return None
 
     def scatter(self, global_array, root: int = 0, *, order="C"):
         """Collective: the interior of ``global_array`` (shape ``global_shape``, data
         dimensions after it allowed; needed on ``root`` only) cut into the local arrays;
-        returns this rank's, halos zero."""
+        returns this rank's, halos zero. ``root`` must be the same on every rank."""
         comm = self.comm
-        message = None
-        if self.rank == root:
+        message = _root_message(root, comm.size)
+        if order not in ("C", "F"):
+            message = f"scatter: order must be 'C' or 'F', got {order!r}"
+        if message is None and self.rank == root:
             arr = np.asarray(global_array) if global_array is not None else None
             if arr is None or arr.ndim < 3 or arr.shape[:3] != self.global_shape:
                 message = (f"scatter: the global array on the root has shape "
                            f"{None if arr is None else arr.shape}, expected "
                            f"{self.global_shape} (plus data dimensions)")
-        _agree(comm, message)
+            elif arr.dtype.char not in MPI._typedict:
+                message = (f"scatter: the global array has dtype {arr.dtype}, which MPI "
+                           f"cannot send")
+        # the root must agree: ranks receiving from another rank than the one sending would
+        # wait forever or take another message
+        _agree(comm, message, signature=(("operation", "scatter"),
+                                         ("the root", _root_value(root))),
+               timeout=self.timeout)
         spec = comm.bcast((arr.dtype.str, arr.shape[3:]) if self.rank == root else None,  # type: ignore[union-attr]
                           root=root)
         dtype = np.dtype(spec[0]) if not spec[1] else np.dtype((np.dtype(spec[0]), spec[1]))
@@ -288,9 +438,15 @@ class Decomposition:
 
     def gather(self, local_array, root: int = 0):
         """Collective: the global interior assembled from every rank's local array, on
-        ``root``; None elsewhere."""
+        ``root``; None elsewhere. ``root`` and the local arrays' dtype and shape beyond I and
+        J must be the same on every rank."""
         comm = self.comm
-        _agree(comm, self._field_message("gather: the local array", local_array))
+        message = _root_message(root, comm.size) or self._field_message(
+            "gather: the local array", local_array)
+        signature: tuple = (("operation", "gather"), ("the root", _root_value(root)))
+        if message is None:  # the root receives every block as its own dtype and shape
+            signature += (("the local array", _describe(local_array)),)
+        _agree(comm, message, signature=signature, timeout=self.timeout)
         block = np.ascontiguousarray(self.interior(local_array))
         if self.rank != root:
             comm.Send(block, dest=root, tag=8)
@@ -316,33 +472,68 @@ class Decomposition:
         """Collective: fill the halo of every field from the neighbours, corners included
         (wrapping around where periodic; halos on a non-periodic outer edge are left as they
         are). ``widths`` (optional, one per field): ``((i_lo, i_hi), (j_lo, j_hi))`` halo
-        points to fill on each side, at most ``halo``."""
+        points to fill on each side, at most ``halo``. Every rank must pass as many fields,
+        with the same dtypes, shapes beyond I and J and widths (layouts and ``method`` may
+        differ), else every rank raises the same :class:`DecompositionError`."""
         self.start_exchange(*fields, widths=widths, method=method).wait()
 
     def start_exchange(self, *fields, widths=None, method=None) -> ExchangeHandle:
         """Collective: start the exchange of :meth:`exchange` and return a handle whose
         ``wait()`` completes it. Until then the fields' halos and the interior bands next to
         them must not be written."""
+        return self._start(fields, widths, method, (("operation", "exchange"),))
+
+    def _start(self, fields, widths, method, signature) -> ExchangeHandle:
+        """start_exchange, after agreeing with every rank on ``signature`` (what the caller
+        is doing) and on what moves: the number of fields, each one's dtype, its shape
+        beyond I and J, and its widths. Only the memory layouts may differ between ranks."""
         method = method or DEFAULT_METHOD
-        if method not in ("datatype", "pack"):
-            raise ValueError(f"method must be 'datatype' or 'pack', got {method!r}")
         message = None
+        if method not in ("datatype", "pack"):
+            message = f"method must be 'datatype' or 'pack', got {method!r}"
         for n, arr in enumerate(fields):
             message = message or self._field_message(f"field {n} of the exchange", arr)
+            if message is None and not arr.flags.writeable:
+                message = f"field {n} of the exchange is read-only: its halo cannot be filled"
+            if message is None and method == "datatype" and any(
+                    s < 0 for n_, s in zip(arr.shape, arr.strides) if n_ > 1):
+                message = (f"field {n} of the exchange has negative strides, which "
+                           f"method='datatype' cannot describe: use method='pack'")
         if widths is None:
             widths = [((self.halo, self.halo), (self.halo, self.halo))] * len(fields)
-        elif len(widths) != len(fields):
-            message = message or f"widths has {len(widths)} entries for {len(fields)} fields"
         else:
-            for n, w in enumerate(widths):
-                flat = [int(x) for side in w for x in side]
-                if len(flat) != 4 or not all(0 <= x <= self.halo for x in flat):
-                    message = message or (f"widths[{n}] = {w!r} must be ((i_lo, i_hi), "
-                                          f"(j_lo, j_hi)) within the halo {self.halo}")
-        _agree(self.comm, message)
+            try:
+                widths = [tuple(tuple(int(x) for x in side) for side in w) for w in widths]
+            except (TypeError, ValueError):
+                message = message or (f"widths must be one ((i_lo, i_hi), (j_lo, j_hi)) per "
+                                      f"field, got {widths!r}")
+            if message is None and len(widths) != len(fields):
+                message = f"widths has {len(widths)} entries for {len(fields)} fields"
+            for n, w in enumerate(widths if message is None else ()):
+                if len(w) != 2 or any(len(side) != 2 for side in w) or not all(
+                        0 <= x <= self.halo for side in w for x in side):
+                    message = (f"widths[{n}] = {w!r} must be ((i_lo, i_hi), (j_lo, j_hi)) "
+                               f"within the halo {self.halo}")
+                    break
+        layouts = None
+        if message is None:
+            signature += (("the number of fields", len(fields)),)
+            for n, (arr, w) in enumerate(zip(fields, widths)):
+                signature += ((f"field {n}", _describe(arr)), (f"the widths of field {n}", w))
+            layouts = tuple(_layout(arr) for arr in fields)
+        same_layout = _agree(self.comm, message, signature=signature, layout=layouts,
+                             timeout=self.timeout)
+        if not same_layout:
+            # bands travel in I, J, K order (_wire_order); a datatype would copy a
+            # Fortran-ordered band one element at a time (2.7 times slower than NumPy's copy
+            # at 128x128x80 on two ranks, docs/distributed.md), so every rank packs
+            method = "pack"
         handle = ExchangeHandle(self)
         for tag, (arr, w) in enumerate(zip(fields, widths)):
-            self._post(handle, arr, w, tag * 8, method)
+            # the order in which the elements of a band travel: every rank's memory order when
+            # the layouts agree (the datatype then copies whole runs), else I, J, K order
+            order = _wire_order(arr, same_layout)
+            self._post(handle, arr, w, tag * 8, method, order)
         return handle
 
     def _bands(self, w, direction):
@@ -364,7 +555,7 @@ class Decomposition:
                 recv.append(slice(h + n, h + n + hi))
         return tuple(send), tuple(recv)
 
-    def _post(self, handle, arr, w, tag_base, method) -> None:
+    def _post(self, handle, arr, w, tag_base, method, order) -> None:
         comm = self.comm
         for code, d in enumerate(DIRECTIONS):
             nbr = self.neighbours[d]
@@ -375,27 +566,26 @@ class Decomposition:
             recv_view = arr[recv_sl]
             if recv_view.size:
                 # what a neighbour sent toward -d arrives in my halo on side d
-                handle._recv(recv_view, nbr, tag_base + opposite, method)
+                handle._recv(recv_view, nbr, tag_base + opposite, method, order)
             send_view = arr[send_sl]
             # the receiver's halo on side -d has the widths of that side: both views have the
             # same shape because every rank uses the same widths for a field
             if send_view.size:
-                handle._send(send_view, nbr, tag_base + code, method)
+                handle._send(send_view, nbr, tag_base + code, method, order)
 
-    def _datatype(self, view):
-        """The committed MPI datatype of a strided view, from its first element (cached per
-        shape, strides and dtype): axes from the smallest stride up, runs of axes that are
-        contiguous together merged, the unit-stride run as one contiguous block (an MPI
-        engine copies blocks much faster than single elements)."""
-        key = (view.shape, view.strides, view.dtype.str)
+    def _datatype(self, view, order):
+        """The committed MPI datatype of a strided view, from its first element, whose
+        elements follow the axes ``order`` (outermost first; cached per shape, strides, dtype
+        and order): runs of axes that are contiguous together merged, the unit-stride run as
+        one contiguous block (an MPI engine copies blocks much faster than single
+        elements)."""
+        key = (view.shape, view.strides, view.dtype.str, order)
         t = self._types.get(key)
         if t is not None:
             return t
-        base = MPI._typedict.get(view.dtype.char)
-        if base is None:
-            raise TypeError(f"no MPI datatype for {view.dtype}")
+        base = MPI._typedict[view.dtype.char]  # the collective check refused other dtypes
         runs: list = []  # (count, byte stride), innermost first
-        for axis in sorted(range(view.ndim), key=lambda a: abs(view.strides[a])):
+        for axis in reversed(order):
             n, stride = view.shape[axis], view.strides[axis]
             if n == 1:
                 continue
@@ -483,7 +673,10 @@ class Decomposition:
                 mine[row] = np.maximum(mine[row], (w[0][0], w[0][1], w[1][0], w[1][1]))
         except ValueError as exc:
             message = str(exc)
-        _agree(self.comm, message)
+        # the Allreduce below needs the same stencil (the same rows) on every rank
+        _agree(self.comm, message, signature=(
+            ("operation", "run (the halo widths of regions)"),
+            ("the stencil (its cache key)", _stencil_key(stencil))), timeout=self.timeout)
         widest = np.zeros_like(mine)
         self.comm.Allreduce(mine, widest, op=MPI.MAX)
         widths = {}
@@ -585,6 +778,13 @@ class Decomposition:
         fields = [bound[name] for name in widths]
         field_widths = list(widths.values())
         h = self.halo
+        # what every rank must agree on besides the exchanged fields: the stencil (its
+        # cache key: the same code) and the dtype and shape of its other field arguments
+        signature = (("operation", "run"),
+                     ("the stencil (its cache key)", _stencil_key(stencil)))
+        signature += tuple((f"argument {name!r}", _describe(value))
+                           for name, value in bound.items()
+                           if name not in widths and isinstance(value, np.ndarray))
 
         def call(i0=0, j0=0, shape=None):
             place = self._global_placement((i0, j0)) if regions else {}
@@ -594,10 +794,10 @@ class Decomposition:
         parts = self._overlap_parts(widths) if overlap else None
         if parts is None:
             if fields:
-                self.exchange(*fields, widths=field_widths, method=method)
+                self._start(fields, field_widths, method, signature).wait()
             call()
             return
-        handle = self.start_exchange(*fields, widths=field_widths, method=method)
+        handle = self._start(fields, field_widths, method, signature)
         if not overlap_fits:  # a region this rank's parts cannot run alone: one call
             handle.wait()
             call()
@@ -610,6 +810,12 @@ class Decomposition:
             handle.wait()
         for i0, j0, di, dj in bands:
             call(i0, j0, (di, dj, nk))
+
+
+def _stencil_key(stencil) -> str:
+    """The built stencil's cache key: equal keys, the same code (docs/caching.md)."""
+    target = getattr(stencil, "implementation", stencil)  # a lazy stencil: the built one
+    return getattr(target, "cache_key", None) or target.build_info.get("cache_key", "")
 
 
 def _plan(stencil) -> tuple[dict, bool]:
@@ -676,24 +882,30 @@ class ExchangeHandle:
         self._keep: list = []    # send buffers that must live until the sends complete
         self.done = False
 
-    def _recv(self, view, source, tag, method):
+    # Both methods move a band's elements in the axes ``order`` (_wire_order), so ranks
+    # with different methods or memory layouts understand each other's messages.
+
+    def _recv(self, view, source, tag, method, order):
         comm = self._dec.comm
         if method == "pack":
+            view = view.transpose(order)
             buf = np.empty(view.shape, dtype=view.dtype)
             self._unpack.append((view, buf))
             self._requests.append(comm.Irecv(buf, source=source, tag=tag))
         else:
-            self._requests.append(comm.Irecv(_message(self._dec, view), source=source, tag=tag))
+            self._requests.append(comm.Irecv(_message(self._dec, view, order), source=source,
+                                             tag=tag))
 
-    def _send(self, view, dest, tag, method):
+    def _send(self, view, dest, tag, method, order):
         comm = self._dec.comm
         if method == "pack":
-            buf = np.ascontiguousarray(view)
+            buf = np.ascontiguousarray(view.transpose(order))
             self._keep.append(buf)
             self._requests.append(comm.Isend(buf, dest=dest, tag=tag))
         else:
             self._keep.append(view)
-            self._requests.append(comm.Isend(_message(self._dec, view), dest=dest, tag=tag))
+            self._requests.append(comm.Isend(_message(self._dec, view, order), dest=dest,
+                                             tag=tag))
 
     def wait(self) -> None:
         """Complete the exchange (idempotent)."""
@@ -706,14 +918,26 @@ class ExchangeHandle:
         self.done = True
 
 
-def _message(dec: Decomposition, view):
+def _message(dec: Decomposition, view, order):
     """An mpi4py message for a strided view: the bytes from its first element to its last,
-    described by a derived datatype (no copy)."""
+    described by a derived datatype (no copy) that visits the elements in the axes
+    ``order``. The collective check refused negative strides."""
     span = sum((n - 1) * s for n, s in zip(view.shape, view.strides)) + view.itemsize
-    if any(s < 0 for s in view.strides):
-        raise ValueError("arrays with negative strides cannot be exchanged")
     buf = MPI.buffer.fromaddress(view.ctypes.data, span, readonly=False)
-    return [buf, 1, dec._datatype(view)]
+    return [buf, 1, dec._datatype(view, order)]
+
+
+def _wire_order(arr, same_layout: bool) -> tuple:
+    """The axes in which the elements of ``arr``'s bands travel, outermost first: its memory
+    order when every rank's field has the same layout (``_layout``: then the order is the
+    same on every rank, and runs of contiguous memory become blocks), else I, J, K (and data
+    dimensions) on every rank, whatever its layout: a Fortran-ordered band read in memory
+    order by one rank and a C-ordered one written in memory order by its neighbour would
+    land transposed."""
+    if not same_layout:
+        return tuple(range(arr.ndim))
+    outer = _layout(arr)
+    return outer + tuple(a for a in range(arr.ndim) if a not in outer)
 
 
 #: The exchange method used when none is given ("datatype" or "pack"); the faster on this
@@ -754,6 +978,10 @@ def stencil(backend=None, definition=None, *, comm=None, root=0, **options):
 
 def _build_once(func, backend, comm, root, options):
     comm = MPI.COMM_WORLD if comm is None else comm
+    # every rank must build from the same root, or it waits for a broadcast nobody sends
+    _agree(comm, _root_message(root, comm.size), signature=(
+        ("operation", "distributed.stencil"), ("the root", _root_value(root)),
+        ("the backend", backend), ("the definition", getattr(func, "__qualname__", repr(func)))))
     if comm.rank == root:
         try:
             built = _gt_stencil(backend, func, **options)

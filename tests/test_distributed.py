@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -15,14 +16,16 @@ MPI_DIR = os.path.join(ROOT, "tests", "mpi")
 MPIEXEC = os.path.join(os.path.dirname(sys.executable), "mpiexec")
 
 
-def mpiexec(n, script, *args, timeout=240, runner=True):
-    """Run ``script`` on ``n`` ranks; returns (returncode, output)."""
+def mpiexec(n, script, *args, timeout=240, runner=True, env=None):
+    """Run ``script`` on ``n`` ranks; returns (returncode, output). MPIEXEC_TIMEOUT makes
+    mpiexec itself end a job that runs too long, so no rank outlives the test."""
     if not os.path.exists(MPIEXEC):
         pytest.fail(f"{MPIEXEC} is missing: install the mpi extra (pip install -e '.[mpi]')")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                # 4 ranks on 2 cores: MPICH's ranks yield instead of busy-polling
                MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS=os.environ.get(
-                   "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS", "64"))
+                   "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS", "64"),
+               MPIEXEC_TIMEOUT=str(timeout - 5), **(env or {}))
     cmd = [MPIEXEC, "-n", str(n), sys.executable, *(["-m", "mpi4py"] if runner else []),
            os.path.join(MPI_DIR, script), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
@@ -106,11 +109,14 @@ def test_one_rank_builds_the_others_load():
 
 
 def test_an_error_on_one_rank_does_not_hang_the_others():
-    """Under `python -m mpi4py` an exception on one rank aborts the whole job."""
+    """One rank passes run() an argument of another dtype: every rank raises the same error
+    before any message (the collective check), and under `python -m mpi4py` the uncaught
+    exception aborts the whole job."""
     rc, out = mpiexec(4, "check_abort.py", timeout=120)
     assert rc != 0
     assert "UNREACHABLE" not in out
-    assert "argument 'out' has dtype float32" in out, out[-3000:]
+    assert "the ranks disagree in run on argument 'out': rank 0 has float64 with shape (2,) " \
+           "beyond I and J, rank 1 has float32" in out, out[-3000:]
     # (mpiexec's own "MPI_Abort" line may be lost when the job is torn down: not asserted; the
     # job ending with an error within the timeout, no rank reaching the end, is the property)
 
@@ -164,3 +170,94 @@ def test_run_refuses_what_it_cannot_do_right(tmp_path):
     assert rc == 0, out[-3000:]
     for text in ("written and read", "more than the decomposition", "sets origin"):
         assert out.count(f"REFUSED {text}") == 2, out[-3000:]
+
+
+# ---- ranks that do not agree (tests/mpi/check_hostile.py)
+
+
+def test_mixed_layouts_exchange_right():
+    """Fortran order on some ranks, C order on the others (and packing on some, datatypes on
+    the others): every halo holds its neighbour's values, not their transpose."""
+    start = time.monotonic()
+    rc, out = mpiexec(4, "check_hostile.py", "mixed_layouts", timeout=90)
+    assert rc == 0, out[-4000:]
+    expect_all(out, 4, ["mixed-layouts"])
+    assert time.monotonic() - start < 60
+
+
+#: case -> what the error says (on every rank, the same text)
+DISAGREEMENTS = {
+    "dtype": "disagree in exchange on field 0: rank 0 has float64 with shape (3,) beyond I "
+             "and J, rank 3 has float32 with shape (3,)",
+    "k-size": "disagree in exchange on field 0: rank 0 has float64 with shape (3,) beyond I "
+              "and J, rank 1 has float64 with shape (4,)",
+    "data-dims": "rank 2 has float64 with shape (3, 2) beyond I and J",
+    "widths": "disagree in exchange on the widths of field 0: rank 0 has ((2, 2), (2, 2)), "
+              "rank 2 has ((1, 1), (1, 1))",
+    "field-count": "disagree in exchange on the number of fields: rank 0 has 1, rank 1 has 2",
+    "start-exchange": "disagree in exchange on the number of fields: rank 0 has 2, rank 1 "
+                      "has 1",
+    "widths-malformed": "rank 1: widths must be one ((i_lo, i_hi), (j_lo, j_hi)) per field, "
+                        "got [(1, 2, 3)]",
+    "read-only": "rank 2: field 0 of the exchange is read-only",
+    "negative-strides": "rank 3: field 0 of the exchange has negative strides, which "
+                        "method='datatype' cannot describe",
+    "method": "rank 0: method must be 'datatype' or 'pack', got 'packed'",
+    "scatter-root": "disagree in scatter on the root: rank 0 has 0, rank 3 has 1",
+    "gather-root": "disagree in gather on the root: rank 0 has 2, rank 1 has 0",
+    "gather-dtype": "disagree in gather on the local array: rank 0 has float64",
+    "scatter-vs-exchange": "disagree on the collective operation: rank 0 is in exchange, "
+                           "rank 2 in scatter",
+    "root-out-of-range": "rank 0: root must be a rank of the communicator (0 to 3), got 4",
+    "stencil-key": "disagree in run on the stencil (its cache key)",
+    "run-argument-dtype": "disagree in run on argument 'out': rank 0 has float64",
+    "build-root": "disagree in distributed.stencil on the root: rank 0 has 0, rank 2 has 1",
+}
+
+
+def test_disagreeing_ranks_raise_the_same_error_on_every_rank():
+    """Ranks that disagree on a collective operation's dtype, K size, data dimensions, halo
+    widths, number of fields, root, operation or stencil, and one rank whose own arguments
+    are wrong: the same DecompositionError on every rank, and the decomposition still works
+    afterwards."""
+    start = time.monotonic()
+    rc, out = mpiexec(4, "check_hostile.py", "disagreements", timeout=90)
+    assert rc == 0, out[-4000:]
+    expect_all(out, 4, ["disagreements"])
+    by_case: dict = {}
+    for case, rank, text in re.findall(r"ERROR (\S+) rank (\d): (.*)", out):
+        by_case.setdefault(case, {})[rank] = text
+    assert sorted(by_case) == sorted(DISAGREEMENTS), sorted(by_case)
+    for case, texts in by_case.items():
+        assert sorted(texts) == ["0", "1", "2", "3"], (case, texts)
+        assert len(set(texts.values())) == 1, (case, texts)
+        assert DISAGREEMENTS[case] in texts["0"], (case, texts["0"])
+    assert time.monotonic() - start < 60
+
+
+TIMED_OUT = ("not every rank of the communicator reached the exchange within the "
+             "decomposition's timeout of 2 s")
+
+
+@pytest.mark.parametrize("case, runner, timeout, expect, survivors", [
+    # the runner turns rank 1's exception into MPI_Abort: every rank ends at once
+    ("raises", True, None, "rank 1 gave up before the exchange", 0),
+    # without the runner, the others give up after the decomposition's timeout
+    ("raises", False, 2, TIMED_OUT, 3),
+    # a process that ends without MPI_Finalize: mpiexec ends the job
+    ("dies", True, None, None, 0),
+    # a rank that returns quietly: only the timeout ends the others' wait
+    ("leaves", True, 2, TIMED_OUT, 1),
+])
+def test_a_rank_that_raises_dies_or_leaves_ends_the_job(case, runner, timeout, expect,
+                                                         survivors):
+    start = time.monotonic()
+    rc, out = mpiexec(4, "check_hostile.py", case, timeout=60, runner=runner,
+                      env={"HOSTILE_TIMEOUT": str(timeout or "")})
+    elapsed = time.monotonic() - start
+    assert rc != 0, out[-3000:]
+    assert "UNREACHABLE" not in out, out[-3000:]
+    if expect is not None:
+        assert expect in out, out[-3000:]
+        assert out.count(expect) >= survivors, out[-3000:]
+    assert elapsed < 30, (elapsed, out[-3000:])
