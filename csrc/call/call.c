@@ -6,6 +6,7 @@
  */
 #include "call/call.h"
 #include "call/arrays.h"
+#include "call/named_dims.h"
 #include "call/exec_info.h"
 #include "call/gregion.h"
 #include "call/ibounds.h"
@@ -117,10 +118,17 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
     }
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults)
-            b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
+        bool by_default = b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults;
+        if (by_default) b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
         /* GT4Py's convention: a parameter the stencil does not use may be None or left out */
         if (b->value[i] == Py_None && !param_used(s)) b->value[i] = NULL;
+        if (b->value[i] == Py_None && by_default) { /* a None default, which is no value */
+            PyErr_Format(PyExc_TypeError,
+                         "%s() missing required argument '%s' (its default, None, is no value: "
+                         "pass one where the stencil uses it)",
+                         st->name, s->name);
+            return false;
+        }
         if (b->value[i] == NULL && param_used(s)) {
             PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", st->name, s->name);
             return false;
@@ -581,13 +589,14 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain, *global[2];
     b->nparams = 0;
-    if (st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+    if (st->nparams > GT_MAX_PARAMS) { /* ir_build refuses such a stencil: never reached */
+        PyErr_Format(PyExc_ValueError, "stencils take at most %d arguments", (int)GT_MAX_PARAMS);
         return false;
     }
-    if (!bind_args(m, args, kwargs, b, &origin, &domain, global)) return false;
-    bool has_own[256];
-    int64_t own_origin[256][3];
+    if (!bind_args(m, args, kwargs, b, &origin, &domain, global) || !named_dims_check(st, b))
+        return false;
+    bool has_own[GT_MAX_PARAMS];
+    int64_t own_origin[GT_MAX_PARAMS][3];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         b->owned[i] = has_own[i] = false;
@@ -917,8 +926,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     if (kernel == NULL) goto done;
     /* the scalars (an unused parameter's slot is never read), then the flag of checked K
      * reads (the line of one that left the domain), then the while loops' watch */
-    /* at most 256 scalars (bind_all refuses more parameters), the K flag, the loop watch */
-    char scalars[8 * (256 + 2)];
+    /* at most GT_MAX_PARAMS scalars (bind_all refuses more parameters), the K flag, the
+     * loop watch */
+    char scalars[8 * (GT_MAX_PARAMS + 2)];
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
@@ -953,7 +963,8 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
     GtLoopWatch *watch = &job.watch;
     memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
-    PyObject *saved[256] = {NULL};
+    PyObject *saved[GT_MAX_PARAMS]; /* the parameters' entries only: a full table is 8 KiB */
+    memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         goto done;

@@ -36,10 +36,10 @@ typedef struct Bound {
     /* per parameter: fields a new reference to the array the kernel uses (arrays.h), scalars
      * borrowed (a default: the module's); NULL for a parameter the stencil never uses
      * (folded away by __INLINED) that the call passed as None or left out */
-    PyObject *value[256];
-    bool owned[256]; /* value[i] is a reference bound_release drops */
+    PyObject *value[GT_MAX_PARAMS];
+    bool owned[GT_MAX_PARAMS]; /* value[i] is a reference bound_release drops */
     int nparams;     /* entries of value[] and owned[] in use */
-    int64_t origin[256][3];
+    int64_t origin[GT_MAX_PARAMS][3];
     /* the compute domain (ni, nj, nk), then the anchors of horizontal region bounds in the
      * domain's own index space: where the grid's first point (I[0]) and one past its last
      * point (I[-1] + 1) lie along I, then along J. Without global_origin/global_domain they
@@ -49,10 +49,10 @@ typedef struct Bound {
     /* global_origin/global_domain were given (gregion.h): field extents are checked with
      * greach, the reach of this call's accesses worked out for its region placement */
     bool global;
-    int64_t greach[256][4]; /* per field slot: lowest I, highest I, lowest J, highest J offset */
-    char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
+    int64_t greach[GT_MAX_PARAMS][4]; /* per field slot: lowest I, highest I, lowest J, highest J offset */
+    char *span_lo[GT_MAX_PARAMS], *span_hi[GT_MAX_PARAMS]; /* fields: the bytes each array spans */
     bool shared;                       /* a written field's span meets another field's */
-    int64_t kvals[256];                /* integer scalars by scalar slot (run-time bounds) */
+    int64_t kvals[GT_MAX_PARAMS];              /* integer scalars by scalar slot (run-time bounds) */
     bool validate;
     PyObject *exec_info; /* borrowed, or NULL */
 } Bound;

@@ -74,14 +74,14 @@ bad:
 
 typedef struct Views {
     PyObject *args, *kwargs; /* with device arrays replaced by their NumPy headers */
-    PyObject *dev[256];      /* the headers (borrowed from args/kwargs) */
+    PyObject *dev[GT_MAX_PARAMS]; /* the headers (borrowed from args/kwargs) */
     int ndev;
 } Views;
 
 static bool add_view(Views *v, PyObject *o, PyObject **out) {
     bool dev;
     *out = device_view(o, &dev);
-    if (*out && dev && v->ndev < 256) v->dev[v->ndev++] = *out;
+    if (*out && dev && v->ndev < GT_MAX_PARAMS) v->dev[v->ndev++] = *out;
     return *out != NULL;
 }
 
@@ -394,7 +394,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
     PyObject *result = NULL;
     bool ok = false, restored = false;
-    PyObject *saved[256] = {NULL};
+    PyObject *saved[GT_MAX_PARAMS] = {NULL};
     int64_t kline = 0;
     if (!B.host || !B.slab || !L.regions) {
         PyErr_NoMemory();
@@ -528,8 +528,8 @@ static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs
 
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t0 = call_now();
-    if (m->st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+    if (m->st->nparams > GT_MAX_PARAMS) { /* ir_build refuses such a stencil: never reached */
+        PyErr_Format(PyExc_ValueError, "stencils take at most %d arguments", (int)GT_MAX_PARAMS);
         return NULL;
     }
     Views v;
