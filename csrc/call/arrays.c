@@ -117,7 +117,8 @@ static PyObject *convert(const Symbol *s, PyObject *o) {
                  "argument '%s' (%s) is written by the stencil, so the result must land in its "
                  "memory, but NumPy cannot view it without a copy: pass a writable NumPy array "
                  "(np.asarray(x), or x.values for xarray, when they share x's memory) and read the "
-                 "result from it",
+                 "result from it; for dask, run the stencil per block with map_blocks/map_overlap "
+                 "(see \"With xarray and dask\" in docs/calling.md)",
                  s->name, type);
         raise_from(PyExc_TypeError, msg);
         return NULL;
