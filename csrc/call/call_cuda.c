@@ -394,7 +394,8 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
     PyObject *result = NULL;
     bool ok = false, restored = false;
-    PyObject *saved[GT_MAX_PARAMS] = {NULL};
+    PyObject **saved = b->saved; /* every exit of run releases them: all start NULL */
+    memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     int64_t kline = 0;
     if (!B.host || !B.slab || !L.regions) {
         PyErr_NoMemory();
@@ -534,7 +535,9 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     Views v;
     PyObject *result = NULL;
-    Bound b = {.nparams = 0};
+    Bound b; /* bind_all sets it up; its tables are too big to zero on every call */
+    b.nparams = 0;
+    b.heap = NULL;
     DevStream stream;
     if (make_views(&v, args, kwargs) && take_stream(&v, &stream) && check_device_kexpr(m, &v, kwargs) &&
         bind_all(m, v.args, v.kwargs, &b))
