@@ -599,8 +599,8 @@ static bool bound_tables(Bound *b, int n) {
         return true;
     }
     size_t m = (size_t)n; /* 8-byte entries first, the bools last: every table aligned */
-    size_t words = m /* value */ + 3 * m /* origin */ + 3 * m /* own_origin */ + 4 * m /* greach */ +
-                   2 * m /* spans */ + m /* kvals */ + m /* saved */ + (m + 2) /* scalars */;
+    /* value, origin, own_origin, greach, the spans, kvals, saved, scalars */
+    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (m + 2);
     char *p = malloc(8 * words + 2 * m /* owned, has_own */);
     if (p == NULL) {
         PyErr_NoMemory();

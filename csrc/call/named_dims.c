@@ -38,12 +38,14 @@ static void report(const Stencil *st, PyObject *name, PyObject *first, int axis0
                  "(%c in '%s', %c in '%s'): fields are matched to the stencil's axes by position "
                  "(I, J, K, then data dimensions), not by name: pass them in one order "
                  "(with xarray: %s.transpose(*%s.dims, missing_dims='ignore'))",
-                 s0->name, PyTuple_GET_ITEM(first, 2), st->params[i]->name, dims, name, "IJK"[axis0],
-                 s0->name, "IJK"[axis1], st->params[i]->name, st->params[i]->name, s0->name);
+                 s0->name, PyTuple_GET_ITEM(first, 2), st->params[i]->name, dims, name,
+                 "IJK"[axis0], s0->name, "IJK"[axis1], st->params[i]->name, st->params[i]->name,
+                 s0->name);
 }
 
 bool named_dims_check(const Stencil *st, const Bound *b) {
-    PyObject *seen = NULL; /* name -> (axis, parameter index, dims), made at the first named field */
+    /* name -> (axis, parameter index, dims), made at the first named field */
+    PyObject *seen = NULL;
     bool ok = false;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
