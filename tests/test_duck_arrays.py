@@ -5,14 +5,13 @@ that says what to pass. Inputs may still be converted by a copy. xarray argument
 same dimension name on different axes (a transposed DataArray) are refused, not combined by
 position. Every backend's call path: cpu, numpy and the cuda emulation."""
 
+import dask.array as da  # test dependencies (pyproject's test extra)
 import numpy as np
 import pytest
+import xarray as xr
 
 import gtscript
 from gtscript import PARALLEL, Field, computation, interval
-
-da = pytest.importorskip("dask.array")
-xr = pytest.importorskip("xarray")
 
 # dask warns that it cannot give a view before handing over its copy: the behaviour refused here
 pytestmark = pytest.mark.filterwarnings("ignore:Can't acquire a memory view:FutureWarning")
