@@ -211,7 +211,9 @@ static bool read_defaults(ModuleObject *m, PyObject *definition) {
         if (s->kind != SYM_SCALAR) continue;
         PyObject *value = PyTuple_GET_ITEM(p, 3);
         char slot[8];
-        if (!scalar_value(s, value, slot)) {
+        /* GT4Py's convention: a None default (`q: float = None`) is no value; the parameter
+         * may then be left out only where the stencil does not use it (call.c: bind_args) */
+        if (value != Py_None && !scalar_value(s, value, slot)) {
             PyErr_Format(PyExc_TypeError, "the default of parameter '%s' (%R) is not a %s value",
                          s->name, value, dtype_name(s->dtype));
             return false;
@@ -579,6 +581,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Module", (PyObject *)&ModuleType) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_PARAMETERS", GT_MAX_PARAMS) < 0 ||
         PyModule_AddFunctions(m, cache_functions) < 0 || !cache_init()) {
         Py_DECREF(m);
         return NULL;

@@ -3,6 +3,9 @@
 from collections.abc import Mapping
 from typing import Any
 
+# the most parameters (fields and scalars) a stencil may have (csrc/ir/ir.h: GT_MAX_PARAMS)
+MAX_PARAMETERS: int
+
 class Module:
     """A compiled stencil: Module(definition_tree, backend, options)."""
 

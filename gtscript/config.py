@@ -16,7 +16,8 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["EnvironmentVariableWarning", "Variable", "VARIABLES", "check_environment"]
+__all__ = ["EnvironmentVariableWarning", "Variable", "VARIABLES", "build_settings",
+           "check_environment"]
 
 
 class EnvironmentVariableWarning(UserWarning):
@@ -126,6 +127,25 @@ def check_environment(environ: os._Environ[str] | dict[str, str] | None = None) 
                       f"may ignore it (default: {var.default}) or read it otherwise than "
                       f"meant; see docs/configuration.md", EnvironmentVariableWarning,
                       stacklevel=3)
+
+
+#: GT4Py's ``gt4py.cartesian.config.build_settings``, with its keys and structure, so that code
+#: written for GT4Py (``gt_config.build_settings["extra_compile_args"]["cxx"].append(...)``,
+#: ``gt_config.build_settings["parallel_jobs"] = 4``) runs unchanged. Nothing in it has an
+#: effect: gtscript compiles with LLVM and NVRTC, not with a C++ compiler, OpenMP or the
+#: GridTools headers (docs/configuration.md says what to use instead).
+build_settings: dict = {
+    "cuda_bin_path": None,
+    "cuda_include_path": None,
+    "cuda_library_path": None,
+    "cuda_arch": None,
+    "gt_include_path": None,
+    "openmp": {"use_openmp": True, "cppflags": [], "ldflags": []},
+    "extra_compile_args": {"cxx": [], "cuda": []},
+    "extra_link_args": [],
+    "parallel_jobs": os.cpu_count() or 1,
+    "cpp_template_depth": 1024,
+}
 
 
 def table() -> str:

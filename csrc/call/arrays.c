@@ -50,6 +50,39 @@ static void raise_from(PyObject *type, const char *message) {
     PyErr_Restore(t, exc, tb);
 }
 
+/* Whether NumPy converts `o` through its __array__ method: the only protocol that does not
+ * hand over the object's own memory (buffer protocol, __array_interface__ and
+ * __array_struct__ do, and NumPy tries them first). */
+static bool through_array_method(PyObject *o) {
+    return !PyObject_CheckBuffer(o) && !PyObject_HasAttrString(o, "__array_interface__") &&
+           !PyObject_HasAttrString(o, "__array_struct__");
+}
+
+/* For a written argument: whether `a`, the conversion of `o`, is o's own memory. An
+ * __array__ method is asked for no copy, but a lazy array (dask's, or xarray's DataArray
+ * over one) computes and returns new memory anyway, with only a warning: the stencil would
+ * write a temporary and the caller would never see the result. So `o` is converted a second
+ * time, with the first result still alive: memory of its own gives the same address both
+ * times, a fresh copy cannot. False with a TypeError. */
+static bool converts_in_place(const Symbol *s, PyObject *o, PyObject *a) {
+    if (!through_array_method(o)) return true;
+    PyObject *again = PyArray_FromAny(o, NULL, 0, 0, NPY_ARRAY_ENSURENOCOPY, NULL);
+    if (again == NULL) return false; /* it converted once: a second failure is its own error */
+    bool same = PyArray_BYTES((PyArrayObject *)again) == PyArray_BYTES((PyArrayObject *)a);
+    Py_DECREF(again);
+    if (same) return true;
+    PyErr_Format(PyExc_TypeError,
+                 "argument '%s' (%s) is written by the stencil, but its __array__ returns new "
+                 "memory at every conversion (a lazily computed array, such as a dask array or an "
+                 "xarray DataArray over one): the result would be written to a temporary copy and "
+                 "lost. Pass a writable NumPy array (or an object NumPy views in place: the buffer "
+                 "protocol, __array_interface__) and read the result from it; for dask, run the "
+                 "stencil per block with map_blocks/map_overlap (see \"With xarray and dask\" in "
+                 "docs/calling.md)",
+                 s->name, Py_TYPE(o)->tp_name);
+    return false;
+}
+
 /* A view (or, for an input, possibly a copy) of `o` as an ndarray: a new reference. */
 static PyObject *convert(const Symbol *s, PyObject *o) {
     const char *type = Py_TYPE(o)->tp_name;
@@ -84,9 +117,14 @@ static PyObject *convert(const Symbol *s, PyObject *o) {
                  "argument '%s' (%s) is written by the stencil, so the result must land in its "
                  "memory, but NumPy cannot view it without a copy: pass a writable NumPy array "
                  "(np.asarray(x), or x.values for xarray, when they share x's memory) and read the "
-                 "result from it",
+                 "result from it; for dask, run the stencil per block with map_blocks/map_overlap "
+                 "(see \"With xarray and dask\" in docs/calling.md)",
                  s->name, type);
         raise_from(PyExc_TypeError, msg);
+        return NULL;
+    }
+    if (!converts_in_place(s, o, a)) {
+        Py_DECREF(a);
         return NULL;
     }
     if (!PyArray_ISWRITEABLE((PyArrayObject *)a)) {

@@ -6,6 +6,7 @@
  */
 #include "call/call.h"
 #include "call/arrays.h"
+#include "call/named_dims.h"
 #include "call/exec_info.h"
 #include "call/gregion.h"
 #include "call/ibounds.h"
@@ -117,10 +118,17 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
     }
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults)
-            b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
+        bool by_default = b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults;
+        if (by_default) b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
         /* GT4Py's convention: a parameter the stencil does not use may be None or left out */
         if (b->value[i] == Py_None && !param_used(s)) b->value[i] = NULL;
+        if (b->value[i] == Py_None && by_default) { /* a None default, which is no value */
+            PyErr_Format(PyExc_TypeError,
+                         "%s() missing required argument '%s' (its default, None, is no value: "
+                         "pass one where the stencil uses it)",
+                         st->name, s->name);
+            return false;
+        }
         if (b->value[i] == NULL && param_used(s)) {
             PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", st->name, s->name);
             return false;
@@ -575,19 +583,58 @@ void bound_release(Bound *b) {
     for (int i = 0; i < b->nparams; i++)
         if (b->owned[i]) Py_CLEAR(b->value[i]);
     b->nparams = 0;
+    free(b->heap);
+    b->heap = NULL;
+}
+
+/* Points b's tables at its inline storage, or at one heap block for n > GT_BOUND_INLINE
+ * parameters (n <= GT_MAX_PARAMS: no size here can overflow). False with MemoryError. */
+static bool bound_tables(Bound *b, int n) {
+    BoundTables *t = &b->in;
+    if (n <= GT_BOUND_INLINE) {
+        b->value = t->value, b->owned = t->owned, b->has_own = t->has_own;
+        b->origin = t->origin, b->own_origin = t->own_origin, b->greach = t->greach;
+        b->span_lo = t->span_lo, b->span_hi = t->span_hi, b->kvals = t->kvals;
+        b->saved = t->saved, b->scalars = t->scalars;
+        return true;
+    }
+    size_t m = (size_t)n; /* 8-byte entries first, the bools last: every table aligned */
+    /* value, origin, own_origin, greach, the spans, kvals, saved, scalars */
+    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (m + 2);
+    char *p = malloc(8 * words + 2 * m /* owned, has_own */);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    b->heap = p;
+    b->value = (PyObject **)p, p += 8 * m;
+    b->origin = (int64_t(*)[3])p, p += 24 * m;
+    b->own_origin = (int64_t(*)[3])p, p += 24 * m;
+    b->greach = (int64_t(*)[4])p, p += 32 * m;
+    b->span_lo = (char **)p, p += 8 * m;
+    b->span_hi = (char **)p, p += 8 * m;
+    b->kvals = (int64_t *)p, p += 8 * m;
+    b->saved = (PyObject **)p, p += 8 * m;
+    b->scalars = p, p += 8 * (m + 2);
+    b->owned = (bool *)p, p += m;
+    b->has_own = (bool *)p;
+    return true;
 }
 
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain, *global[2];
     b->nparams = 0;
-    if (st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+    b->heap = NULL;
+    if (st->nparams > GT_MAX_PARAMS) { /* ir_build refuses such a stencil: never reached */
+        PyErr_Format(PyExc_ValueError, "stencils take at most %d arguments", (int)GT_MAX_PARAMS);
         return false;
     }
-    if (!bind_args(m, args, kwargs, b, &origin, &domain, global)) return false;
-    bool has_own[256];
-    int64_t own_origin[256][3];
+    if (!bound_tables(b, st->nparams) || !bind_args(m, args, kwargs, b, &origin, &domain, global) ||
+        !named_dims_check(st, b))
+        return false;
+    bool *has_own = b->has_own;
+    int64_t(*own_origin)[3] = b->own_origin;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         b->owned[i] = has_own[i] = false;
@@ -917,8 +964,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     if (kernel == NULL) goto done;
     /* the scalars (an unused parameter's slot is never read), then the flag of checked K
      * reads (the line of one that left the domain), then the while loops' watch */
-    /* at most 256 scalars (bind_all refuses more parameters), the K flag, the loop watch */
-    char scalars[8 * (256 + 2)];
+    char *scalars = b.scalars; /* 8 bytes for each scalar, the K flag, the loop watch */
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
@@ -953,7 +999,8 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
     GtLoopWatch *watch = &job.watch;
     memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
-    PyObject *saved[256] = {NULL};
+    PyObject **saved = b.saved;
+    memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
         release_plan(m, plan, owned);
         goto done;

@@ -31,15 +31,39 @@ static inline int field_dim_of(const Symbol *s, int a) {
     return d;
 }
 
+/* Parameters whose per-call tables live inside Bound (on the caller's stack, about 24 KiB);
+ * a stencil with more (up to GT_MAX_PARAMS) gets them from one heap block per call, so that
+ * the call path's stack stays small for every stencil (threads of embedding applications
+ * may have stacks of a few hundred KiB). */
+enum { GT_BOUND_INLINE = 256 };
+
+/* The per-parameter tables of a call (indexed by parameter, field slot or scalar slot, all
+ * below the stencil's parameter count). */
+typedef struct BoundTables {
+    PyObject *value[GT_BOUND_INLINE];
+    bool owned[GT_BOUND_INLINE];
+    bool has_own[GT_BOUND_INLINE];
+    int64_t origin[GT_BOUND_INLINE][3];
+    int64_t own_origin[GT_BOUND_INLINE][3];
+    int64_t greach[GT_BOUND_INLINE][4];
+    char *span_lo[GT_BOUND_INLINE], *span_hi[GT_BOUND_INLINE];
+    int64_t kvals[GT_BOUND_INLINE];
+    PyObject *saved[GT_BOUND_INLINE];
+    char scalars[8 * (GT_BOUND_INLINE + 2)];
+} BoundTables;
+
 /* Call arguments bound to the stencil's parameters (call.c's bind_all). */
 typedef struct Bound {
     /* per parameter: fields a new reference to the array the kernel uses (arrays.h), scalars
      * borrowed (a default: the module's); NULL for a parameter the stencil never uses
      * (folded away by __INLINED) that the call passed as None or left out */
-    PyObject *value[256];
-    bool owned[256]; /* value[i] is a reference bound_release drops */
-    int nparams;     /* entries of value[] and owned[] in use */
-    int64_t origin[256][3];
+    PyObject **value;
+    bool *owned; /* value[i] is a reference bound_release drops */
+    int nparams; /* entries of value[] and owned[] in use */
+    int64_t (*origin)[3];
+    /* per parameter: the array's own origin (__gt_origin__), where has_own[i] */
+    bool *has_own;
+    int64_t (*own_origin)[3];
     /* the compute domain (ni, nj, nk), then the anchors of horizontal region bounds in the
      * domain's own index space: where the grid's first point (I[0]) and one past its last
      * point (I[-1] + 1) lie along I, then along J. Without global_origin/global_domain they
@@ -49,19 +73,25 @@ typedef struct Bound {
     /* global_origin/global_domain were given (gregion.h): field extents are checked with
      * greach, the reach of this call's accesses worked out for its region placement */
     bool global;
-    int64_t greach[256][4]; /* per field slot: lowest I, highest I, lowest J, highest J offset */
-    char *span_lo[256], *span_hi[256]; /* fields: the bytes each array spans */
-    bool shared;                       /* a written field's span meets another field's */
-    int64_t kvals[256];                /* integer scalars by scalar slot (run-time bounds) */
+    int64_t (*greach)[4]; /* per field slot: lowest I, highest I, lowest J, highest J offset */
+    char **span_lo, **span_hi; /* fields: the bytes each array spans */
+    bool shared;               /* a written field's span meets another field's */
+    int64_t *kvals;            /* integer scalars by scalar slot (run-time bounds) */
+    /* per parameter, for the run: the copies of checked K reads (call_save_written), and the
+     * kernel's scalar block (8 bytes a scalar, then the K flag and the loop watch) */
+    PyObject **saved;
+    char *scalars;
     bool validate;
     PyObject *exec_info; /* borrowed, or NULL */
+    void *heap; /* the block of the tables of a stencil with more than GT_BOUND_INLINE parameters */
+    BoundTables in;
 } Bound;
 
 /* Binds and validates a call's arguments (every check of the cpu call path); false with a
  * Python exception set. Either way, bound_release(b) must follow. */
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b);
 
-/* Drops the references bind_all took. */
+/* Drops the references bind_all took and frees its tables. */
 void bound_release(Bound *b);
 
 /* Whether parameter i has an argument (false: an unused parameter passed None or left out). */

@@ -74,14 +74,14 @@ bad:
 
 typedef struct Views {
     PyObject *args, *kwargs; /* with device arrays replaced by their NumPy headers */
-    PyObject *dev[256];      /* the headers (borrowed from args/kwargs) */
+    PyObject *dev[GT_MAX_PARAMS]; /* the headers (borrowed from args/kwargs) */
     int ndev;
 } Views;
 
 static bool add_view(Views *v, PyObject *o, PyObject **out) {
     bool dev;
     *out = device_view(o, &dev);
-    if (*out && dev && v->ndev < 256) v->dev[v->ndev++] = *out;
+    if (*out && dev && v->ndev < GT_MAX_PARAMS) v->dev[v->ndev++] = *out;
     return *out != NULL;
 }
 
@@ -394,7 +394,8 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
     PyObject *result = NULL;
     bool ok = false, restored = false;
-    PyObject *saved[256] = {NULL};
+    PyObject **saved = b->saved; /* every exit of run releases them: all start NULL */
+    memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     int64_t kline = 0;
     if (!B.host || !B.slab || !L.regions) {
         PyErr_NoMemory();
@@ -528,13 +529,15 @@ static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs
 
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t0 = call_now();
-    if (m->st->nparams > 256) {
-        PyErr_SetString(PyExc_ValueError, "stencils take at most 256 arguments");
+    if (m->st->nparams > GT_MAX_PARAMS) { /* ir_build refuses such a stencil: never reached */
+        PyErr_Format(PyExc_ValueError, "stencils take at most %d arguments", (int)GT_MAX_PARAMS);
         return NULL;
     }
     Views v;
     PyObject *result = NULL;
-    Bound b = {.nparams = 0};
+    Bound b; /* bind_all sets it up; its tables are too big to zero on every call */
+    b.nparams = 0;
+    b.heap = NULL;
     DevStream stream;
     if (make_views(&v, args, kwargs) && take_stream(&v, &stream) && check_device_kexpr(m, &v, kwargs) &&
         bind_all(m, v.args, v.kwargs, &b))

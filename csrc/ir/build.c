@@ -605,6 +605,10 @@ static bool declare_targets(Builder *b, PyObject *body) {
 static bool build_params(Builder *b, PyObject *params) {
     Stencil *st = b->st;
     if (params == NULL || !PyList_Check(params)) return bad(b, "params");
+    if (PyList_GET_SIZE(params) > GT_MAX_PARAMS)
+        return diag_error(st, DIAG_VALUE, 0, 0,
+                          "the stencil has %zd parameters; at most %d are allowed",
+                          PyList_GET_SIZE(params), (int)GT_MAX_PARAMS);
     st->nparams = (int)PyList_GET_SIZE(params);
     st->params = arena_alloc(&st->arena, sizeof(Symbol *) * (size_t)(st->nparams + 1));
     if (st->params == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");

@@ -16,6 +16,11 @@
 
 enum { GT_MAX_DATA_DIMS = 4, GT_MAX_ARGS = 3 };
 
+/* Parameters (fields and scalars) a stencil may have: the call path keeps per-parameter
+ * tables of this size on the stack (call.h's Bound, about 90 bytes a parameter). The
+ * frontend and ir_build refuse more at build time, so a built stencil can always be called. */
+enum { GT_MAX_PARAMS = 1024 };
+
 /* int8 and int16 come last so that the older dtypes keep their numbers */
 typedef enum { DT_BOOL, DT_INT32, DT_INT64, DT_FLOAT32, DT_FLOAT64, DT_INT8, DT_INT16, DT_COUNT } DType;
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from .. import lang
+from .. import _core, lang
 from ..errors import (
     GTScriptDefinitionError,
 )
@@ -71,8 +71,16 @@ def _parameters(source: _Source, func: Callable, dtypes: dict | None = None) -> 
                 "*args and **kwargs are not allowed in a stencil definition",
                 star,
             )
+    nodes = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if len(nodes) > _core.MAX_PARAMETERS:
+        raise source.error(
+            GTScriptDefinitionError,
+            f"the stencil has {len(nodes)} parameters; at most {_core.MAX_PARAMETERS} are allowed "
+            f"(group fields into data dimensions, Field[(np.float64, (n,))], to pass more)",
+            nodes[_core.MAX_PARAMETERS],
+        )
     params = []
-    for node in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+    for node in nodes:
         params.append(_parameter(source, func, node, dtypes or {}))
     return params
 
