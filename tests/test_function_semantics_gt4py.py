@@ -11,7 +11,8 @@ field or variable. This file generates every combination of
   passes its parameter, a local or an expression of it, to the writer);
 
 plus a few call shapes around them (two calls in one expression, an expression argument next
-to a written one, the same field passed twice, keywords, a call as an argument). One module
+to a written one, the same field passed twice, keywords, a call as an argument, a call in a
+returned expression, a FORWARD sweep). One module
 holds them all, written once in GT4Py's spelling and imported a second time with gtscript's
 imports (as tests/test_conformance_gt4py.py does); GT4Py's numpy backend is the oracle, and
 gtscript's cpu and numpy backends must leave every array as GT4Py does.
@@ -111,7 +112,12 @@ def _module_source() -> str:
         "    q *= 2.0",
         "    return p",
         "",
-        "def st_shapes(a: F, b: F, c: F, d: F, e: F, g: F, r: F, o1: F, o2: F, o3: F, o4: F, o5: F, o6: F):",
+        "@gtscript.function",
+        "def returns_a_call(p, r):",
+        "    return w_none(p, r) + p",
+        "",
+        "def st_shapes(a: F, b: F, c: F, d: F, e: F, g: F, h: F, r: F,",
+        "              o1: F, o2: F, o3: F, o4: F, o5: F, o6: F, o7: F):",
         "    with computation(PARALLEL), interval(...):",
         "        o1 = w_augmented(a, r) + w_augmented(a, r)",
         "        o2 = bump_other(b + 1.0, b)",
@@ -119,6 +125,7 @@ def _module_source() -> str:
         "        o4 = w_augmented(r=r, p=d)",
         "        o5 = w_augmented(w_augmented(e, r), r)",
         "        o6 = m_augmented_parameter(g, r) - w_loop(g, r) * w_branch(g, r)",
+        "        o7 = returns_a_call(h, r) + w_augmented(h, r)",
         "",
         "def st_column(a: F, r: F, out: F):",
         "    with computation(FORWARD):",

@@ -177,13 +177,18 @@ class _Calls:
         try:
             for stmt in info.body:
                 self.statement(callee, stmt, pre)
-            values = [self.expr(callee, value, pre) for value in info.returns]
+            # the returned expressions are a statement of the function's own
+            self.statement_writes.append(self.writes_by_calls(callee, info.returns))
+            try:
+                values = [self.expr(callee, value, pre) for value in info.returns]
+            finally:
+                self.statement_writes.pop()
         finally:
             self.inlining.pop()
-        return self.captured_returns(info, n, pos, values, pre)
+        return self.captured_returns(info, pos, values, pre)
 
     def captured_returns(
-        self, info: GTScriptFunction, n: int, pos: tuple, values: list[tuple], pre: list[tuple]
+        self, info: GTScriptFunction, pos: tuple, values: list[tuple], pre: list[tuple]
     ) -> list[tuple]:
         """The returned values, copied to temporaries where a gtscript call inlined after
         this one in the same statement writes a name they read: GT4Py assigns a return
@@ -196,20 +201,24 @@ class _Calls:
         if frame[0] <= 0 or not frame[1]:
             return values
         captured = []
-        for i, value in enumerate(values):
+        for value in values:
             if _expr_names(value) & frame[1]:
-                temp = ("name", *pos, f"__fn_{info.name}_{n}_return{i}")
+                # `return` is a keyword: no local of the function has this name
+                temp = ("name", *pos, f"__fn_{info.name}_{next(self.counter)}_return")
                 pre.append(("assign", *pos, temp, value))
                 value = temp
             captured.append(value)
         return captured
 
-    def writes_by_calls(self, scope: _Scope, stmt: ast.stmt) -> list:
-        """``[count, names]`` for statement ``stmt`` (its own expressions, not the bodies
-        of its branches or loop): how many gtscript function calls it makes, and the names
-        (as the translated code spells them) those calls may write through."""
+    def writes_by_calls(self, scope: _Scope, nodes: ast.stmt | list[ast.expr]) -> list:
+        """``[count, names]`` for a statement (its own expressions, not the bodies of its
+        branches or loop) or a function's returned expressions: how many gtscript function
+        calls they make, and the names (as the translated code spells them) those calls may
+        write through."""
         calls = []
-        todo = [c for c in ast.iter_child_nodes(stmt) if not isinstance(c, ast.stmt)]
+        if isinstance(nodes, ast.stmt):
+            nodes = [c for c in ast.iter_child_nodes(nodes) if not isinstance(c, ast.stmt)]
+        todo = list(nodes)
         while todo:
             node = todo.pop()
             if isinstance(node, ast.Call):
@@ -319,6 +328,8 @@ class _Calls:
         """``(parameter, argument node)`` of a call of a gtscript function; the parameter is
         None where the callee or the binding is not known."""
         unknown = [(None, arg) for arg in [*call.args, *(kw.value for kw in call.keywords)]]
+        if _construct_name(call) in (_INLINED, "compile_assert"):
+            return [("", arg) for _, arg in unknown]  # compile-time: writes nothing
         if scope is None:
             return unknown
         try:
