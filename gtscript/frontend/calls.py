@@ -342,7 +342,7 @@ class _Calls:
             bound = function_info(target).signature.bind(
                 *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
             )
-        except TypeError:
+        except (TypeError, GTScriptSyntaxError):  # a lazy function's error: inlining reports it
             return unknown
         return list(bound.arguments.items())
 
