@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from typing import Any, Callable
 
 from .. import lang
@@ -19,6 +20,7 @@ from .syntax import (
     _INLINED,
     _construct_name,
     _dtype_of,
+    _expr_names,
     _is_builtin_module,
     _number,
 )
@@ -123,19 +125,41 @@ class _Calls:
 
     def inline(self, scope: _Scope, call: ast.Call, fn: Callable, pre: list[tuple]) -> list[tuple]:
         """Inline a call of gtscript function ``fn``: its statements go to ``pre``; the
-        returned expressions are returned."""
+        returned expressions are returned.
+
+        Parameters are passed as GT4Py passes them (call by name): a parameter whose argument
+        is a plain name (a field, a temporary, a parameter or local of the caller) and that
+        the body never plain-assigns (``x = ...``) is that name, so a write to it
+        (``x += ...``, also in a branch, a loop or a nested call) writes the caller's field or
+        variable. Any other parameter is a local copy of its argument: one the body
+        plain-assigns, or one bound to an expression, a shifted field, a constant or a
+        default. A read-only parameter bound to an expression is substituted where it is
+        read, unless the call writes something that expression reads: then it is copied
+        first, so it keeps the value it had at the call."""
         info: GTScriptFunction = function_info(fn)
         if fn in self.inlining:
             raise scope.error(
                 GTScriptSyntaxError, f"gtscript function {info.name!r} is recursive", call
             )
-        bindings = self.bind_arguments(scope, call, info, pre)
+        bindings, by_name = self.bind_arguments(scope, call, info, pre)
+        through = self.written_through(fn)
         pos = scope.position(call)
         n = next(self.counter)
         renames = {name: f"__fn_{info.name}_{n}_{name}" for name in info.assigned}
-        # A parameter the function assigns is a local copy of its argument (as in Python).
-        for name in [p for p in bindings if p in renames]:
+        aliases = {p for p in bindings if p in through and p in by_name
+                   and bindings[p][0] == "name"}
+        written = {bindings[p][3] for p in aliases}
+        local = [
+            p for p in bindings
+            if p not in aliases and (
+                p in info.plain_assigned or p in through
+                or (bindings[p][0] != "name" and _expr_names(bindings[p]) & written))
+        ]
+        for name in local:  # a local copy of its argument, made before the body runs
+            renames[name] = f"__fn_{info.name}_{n}_{name}"
             pre.append(("assign", *pos, ("name", *pos, renames[name]), bindings.pop(name)))
+        for name in bindings:  # a parameter that is its argument is not a local
+            renames.pop(name, None)
         # Positions refer to the stencil's file: code from another file takes the call's.
         same_file = info.source.filename == self.source.filename
         callee = _Scope(
@@ -144,6 +168,7 @@ class _Calls:
             imported=self._resolve_imports(info.source, info.imports),
             bindings=bindings,
             renames=renames,
+            aliases=frozenset(aliases),
             origin=None if same_file else pos,
             function=info.name,
         )
@@ -152,14 +177,180 @@ class _Calls:
         try:
             for stmt in info.body:
                 self.statement(callee, stmt, pre)
-            return [self.expr(callee, value, pre) for value in info.returns]
+            # the returned expressions are a statement of the function's own
+            self.statement_writes.append(self.writes_by_calls(callee, info.returns))
+            try:
+                values = [self.expr(callee, value, pre) for value in info.returns]
+            finally:
+                self.statement_writes.pop()
         finally:
             self.inlining.pop()
+        return self.captured_returns(info, pos, values, pre)
+
+    def captured_returns(
+        self, info: GTScriptFunction, pos: tuple, values: list[tuple], pre: list[tuple]
+    ) -> list[tuple]:
+        """The returned values, copied to temporaries where a gtscript call inlined after
+        this one in the same statement writes a name they read: GT4Py assigns a return
+        value where the call is, so `aug(a) + aug(a)` adds the value before a's second
+        update to the one after it."""
+        frame = self.statement_writes[-1] if self.statement_writes else None
+        if frame is None:
+            return values
+        frame[0] -= 1
+        if frame[0] <= 0 or not frame[1]:
+            return values
+        captured = []
+        for value in values:
+            if _expr_names(value) & frame[1]:
+                # `return` is a keyword: no local of the function has this name
+                temp = ("name", *pos, f"__fn_{info.name}_{next(self.counter)}_return")
+                pre.append(("assign", *pos, temp, value))
+                value = temp
+            captured.append(value)
+        return captured
+
+    def writes_by_calls(self, scope: _Scope, nodes: ast.stmt | list[ast.expr]) -> list:
+        """``[count, names]`` for a statement (its own expressions, not the bodies of its
+        branches or loop) or a function's returned expressions: how many gtscript function
+        calls they make, and the names (as the translated code spells them) those calls may
+        write through."""
+        calls = []
+        if isinstance(nodes, ast.stmt):
+            nodes = [c for c in ast.iter_child_nodes(nodes) if not isinstance(c, ast.stmt)]
+        todo = list(nodes)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.stmt))
+        functions = 0
+        names: set[ast.Name] = set()
+        for call in calls:
+            try:
+                if self.callee(scope, call.func)[0] != "function":
+                    continue
+            except GTScriptSyntaxError:
+                continue  # not a call of a gtscript function (translation says what it is)
+            functions += 1
+            passed = {arg.id: arg for arg in [*call.args, *(kw.value for kw in call.keywords)]
+                      if isinstance(arg, ast.Name)}
+            names |= {passed[name] for name in self._passed_through(scope, call, set(passed))}
+        if functions < 2:
+            return [functions, set()]
+        resolved = set()
+        for name in names:
+            try:
+                value = self.expr(scope, name, [])
+            except GTScriptSyntaxError:
+                continue
+            if value[0] == "name":
+                resolved.add(value[3])
+        return [functions, resolved]
+
+    def written_through(self, fn: Callable) -> frozenset[str]:
+        """The parameters of gtscript function ``fn`` that a call may write when they are
+        bound to a name: those it never plain-assigns but writes otherwise (``x += ...``,
+        ``x[0, 0, 0] -= ...``) or passes by name to a function that writes them.  Computed
+        from the source before inlining; where a callee cannot be resolved the answer errs
+        on the side of more (a parameter counted here but never written only costs a copy
+        of an expression argument, never a value)."""
+        known = self.through_cache.get(fn)
+        if known is not None:
+            return known
+        info = function_info(fn)
+        params = [p for p in info.signature.parameters if p not in info.plain_assigned]
+        if fn in self.inlining or fn in self.through_pending:  # recursive: refused later
+            return frozenset(params)
+        self.through_pending.add(fn)
+        try:
+            through = self._written_through(fn, info, set(params))
+        finally:
+            self.through_pending.discard(fn)
+        self.through_cache[fn] = through
+        return through
+
+    def _written_through(
+        self, fn: Callable, info: GTScriptFunction, params: set[str]
+    ) -> frozenset[str]:
+        through: set[str] = set()
+        scope = None
+        for node in itertools.chain.from_iterable(ast.walk(stmt) for stmt in info.body):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                through.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+                root = node.target.value
+                root = root.value if isinstance(root, ast.Subscript) else root
+                if isinstance(root, ast.Name):
+                    through.add(root.id)
+            elif isinstance(node, ast.Call) and any(
+                isinstance(arg, ast.Name) and arg.id in params
+                for arg in [*node.args, *(kw.value for kw in node.keywords)]
+            ):
+                if scope is None:
+                    scope = self._analysis_scope(fn, info)
+                through |= self._passed_through(scope, node, params)
+        return frozenset(through & params)
+
+    def _analysis_scope(self, fn: Callable, info: GTScriptFunction) -> _Scope | None:
+        """A scope of ``fn``'s body that resolves its callees (None if its externals do not
+        resolve: inlining reports that)."""
+        try:
+            imported = self._resolve_imports(info.source, info.imports)
+        except GTScriptSyntaxError:
+            return None
+        placeholder = ("const", 0, 0, 0)
+        return _Scope(
+            source=info.source,
+            func=fn,
+            imported=imported,
+            bindings={p: placeholder for p in info.signature.parameters},
+            renames={name: name for name in info.assigned},
+            function=info.name,
+        )
+
+    def _passed_through(self, scope: _Scope | None, call: ast.Call, params: set[str]) -> set[str]:
+        """The parameters among ``params`` that ``call`` passes by name to a gtscript
+        function that writes them (all it passes by name if the callee does not resolve)."""
+        named = [
+            (param, arg.id)
+            for param, arg in self._call_arguments(scope, call)
+            if isinstance(arg, ast.Name) and arg.id in params
+        ]
+        if any(param is None for param, _ in named):
+            return {name for _, name in named}
+        if not named or named[0][0] == "":
+            return set()  # a builtin or a cast writes nothing
+        inner = self.written_through(self.callee(scope, call.func)[1])
+        return {name for param, name in named if param in inner}
+
+    def _call_arguments(self, scope: _Scope | None, call: ast.Call) -> list[tuple]:
+        """``(parameter, argument node)`` of a call of a gtscript function; the parameter is
+        None where the callee or the binding is not known."""
+        unknown = [(None, arg) for arg in [*call.args, *(kw.value for kw in call.keywords)]]
+        if _construct_name(call) in (_INLINED, "compile_assert"):
+            return [("", arg) for _, arg in unknown]  # compile-time: writes nothing
+        if scope is None:
+            return unknown
+        try:
+            kind, target = self.callee(scope, call.func)
+        except GTScriptSyntaxError:
+            return unknown
+        if kind != "function":
+            return [("", arg) for _, arg in unknown]
+        try:
+            bound = function_info(target).signature.bind(
+                *call.args, **{kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+            )
+        except (TypeError, GTScriptSyntaxError):  # a lazy function's error: inlining reports it
+            return unknown
+        return list(bound.arguments.items())
 
     def bind_arguments(
         self, scope: _Scope, call: ast.Call, info: GTScriptFunction, pre: list[tuple]
-    ) -> dict[str, tuple]:
-        """The arguments of a call, translated, by parameter name (defaults included)."""
+    ) -> tuple[dict[str, tuple], set[str]]:
+        """The arguments of a call, translated, by parameter name (defaults included), and
+        the parameters whose argument is a plain name (GT4Py passes those by name)."""
         if any(isinstance(arg, ast.Starred) for arg in call.args) or any(
             kw.arg is None for kw in call.keywords
         ):
@@ -173,6 +364,8 @@ class _Calls:
         except TypeError as exc:
             raise scope.error(GTScriptSyntaxError, f"calling {info.name!r}: {exc}", call) from None
         bindings = dict(bound.arguments)
+        nodes = info.signature.bind(*call.args, **{kw.arg: kw.value for kw in call.keywords})
+        by_name = {p for p, arg in nodes.arguments.items() if isinstance(arg, ast.Name)}
         for name, param in info.signature.parameters.items():
             if name not in bindings:
                 default = _number(param.default)
@@ -184,4 +377,4 @@ class _Calls:
                         call,
                     )
                 bindings[name] = ("const", *scope.position(call), default)
-        return bindings
+        return bindings, by_name

@@ -34,6 +34,10 @@ class GTScriptFunction:
     returns: list[ast.expr]  # the returned expressions (several for a tuple)
     imports: list[_ExternalImport]
     assigned: frozenset[str]  # names assigned in the body: they become temporaries
+    # names the body plain-assigns (`x = ...`, `x: T = ...`, `a, x = ...`): a parameter among
+    # them is a local copy of its argument; any other parameter is its argument by name (a
+    # write such as `x += ...` reaches the caller's field or variable, as in GT4Py)
+    plain_assigned: frozenset[str]
     # the values of its global and closure names when it was decorated: a later rebinding
     # of a global does not change what the function means (GT4Py captures them the same way)
     captured: dict[str, Any]
@@ -96,10 +100,28 @@ def _record(func: Callable) -> Callable:
         returns=returns,
         imports=imports,
         assigned=frozenset(assigned),
+        plain_assigned=_plain_assigned(body),
         captured=_capture_free_names(func),
     )
     setattr(func, GTSCRIPT_FUNCTION_ATTR, info)
     return func
+
+
+def _plain_assigned(body: list[ast.stmt]) -> frozenset[str]:
+    """The names ``body`` plain-assigns anywhere (in branches and loops too): the targets of
+    ``x = ...``, ``a, x = ...`` and ``x: T = ...``, as GT4Py's inliner collects them."""
+    names: set[str] = set()
+    for node in itertools.chain.from_iterable(ast.walk(stmt) for stmt in body):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            elts = target.elts if isinstance(target, ast.Tuple) else [target]
+            names.update(elt.id for elt in elts if isinstance(elt, ast.Name))
+    return frozenset(names)
 
 
 def _capture_free_names(func: Callable) -> dict[str, Any]:

@@ -23,6 +23,8 @@ class _Scope:
     runtime: frozenset[str] = frozenset()  # stencil: parameters and assigned names
     bindings: dict[str, tuple] = field(default_factory=dict)  # function params -> arguments
     renames: dict[str, str] = field(default_factory=dict)  # function locals -> temporaries
+    # function params that are their argument by name: a write to one writes the argument
+    aliases: frozenset[str] = frozenset()
     origin: tuple[int, int] | None = None  # the position of everything (callee in another file)
     function: str | None = None  # the gtscript function's name; None for the stencil
 

@@ -53,7 +53,11 @@ class _Statements:
                 )
                 hint = f"{hint}; {_ALLOWED_STATEMENTS}"
             raise scope.error(GTScriptSyntaxError, hint, node)
-        handler(scope, node, out)
+        self.statement_writes.append(self.writes_by_calls(scope, node))
+        try:
+            handler(scope, node, out)
+        finally:
+            self.statement_writes.pop()
 
     def stmt_Pass(self, scope: _Scope, node: ast.Pass, out: list[tuple]) -> None:
         return
@@ -153,7 +157,7 @@ class _Statements:
             raise scope.error(GTScriptSyntaxError, "cannot augment-assign a tuple", node)
         pre: list[tuple] = []
         value = self.expr(scope, node.value, pre)
-        target = self.target(scope, node.target, pre)
+        target = self.target(scope, node.target, pre, augmented=True)
         pos = scope.position(node)
         pre.append(("assign", *pos, target, ("binop", *pos, op, target, value)))
         out.extend(pre)
@@ -252,19 +256,38 @@ class _Statements:
 
     # ---------------------------------------------------------------- assignment targets
 
-    def target(self, scope: _Scope, node: ast.expr, pre: list[tuple]) -> tuple:
-        """The ``name`` / ``index`` expression written by an assignment."""
+    def target(
+        self, scope: _Scope, node: ast.expr, pre: list[tuple], augmented: bool = False
+    ) -> tuple:
+        """The ``name`` / ``index`` expression written by an assignment (``augmented``: by
+        ``x op= ...``). A gtscript function's parameter that is its argument by name writes
+        that argument (GT4Py's call by name)."""
         if isinstance(node, ast.Name):
             kind, value = self.resolve_name(scope, node.id)
             if kind == "external":
                 raise scope.error(
                     GTScriptSyntaxError, f"cannot assign to external {node.id!r}", node
                 )
+            if kind == "binding":
+                if node.id not in scope.aliases:  # the inliner makes every written one so
+                    raise scope.error(
+                        GTScriptSyntaxError,
+                        f"gtscript function {scope.function!r} cannot write to its parameter "
+                        f"{node.id!r} here",
+                        node,
+                    )
+                return ("name", *scope.position(node), value[3])
             name = value if kind == "local" else node.id
             return ("name", *scope.position(node), name)
         if isinstance(node, ast.Subscript):
             root = node.value.value if isinstance(node.value, ast.Subscript) else node.value
-            if isinstance(root, ast.Name) and root.id in scope.bindings:
+            # GT4Py refuses `p[0, 0, 0] = ...` on a parameter but writes `p[0, 0, 0] += ...`
+            # through to the argument, as it does `p += ...`
+            if (
+                isinstance(root, ast.Name)
+                and root.id in scope.bindings
+                and not (augmented and root.id in scope.aliases)
+            ):
                 raise scope.error(
                     GTScriptSyntaxError,
                     f"gtscript function {scope.function!r} cannot write to its parameter "

@@ -33,3 +33,8 @@ class _Translator(_Names, _Structure, _Statements, _Expressions, _Calls):
         self.field_axes = {p[1]: p[3] for p in params if p[0] == "field"}
         self.counter = itertools.count(1)
         self.inlining: list[Callable] = []  # the gtscript functions being inlined (recursion)
+        # the parameters each gtscript function may write through (calls.written_through)
+        self.through_cache: dict[Callable, frozenset[str]] = {}
+        self.through_pending: set[Callable] = set()
+        # per statement being translated: [gtscript calls not yet inlined, names they write]
+        self.statement_writes: list[list] = []
