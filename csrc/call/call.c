@@ -807,7 +807,8 @@ bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, i
     bool ok = true;
     for (int i = 0; i < st->nparams; i++) {
         if (saved[i] == NULL) continue;
-        if (note && ok && PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
+        if (note && ok &&
+            PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
             ok = false;
         Py_CLEAR(saved[i]);
     }
@@ -840,7 +841,8 @@ void call_array_levels(const Stencil *st, const Bound *b, int64_t *words) {
         int dk = s->kind == SYM_FIELD ? field_dim_of(s, 2) : -1;
         if (dk < 0 || b->value[i] == NULL) continue;
         words[2 * s->slot] = -b->origin[i][2];
-        words[2 * s->slot + 1] = (int64_t)PyArray_DIM((PyArrayObject *)b->value[i], dk) - b->origin[i][2];
+        int64_t n = (int64_t)PyArray_DIM((PyArrayObject *)b->value[i], dk);
+        words[2 * s->slot + 1] = n - b->origin[i][2];
     }
 }
 

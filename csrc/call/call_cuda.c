@@ -386,7 +386,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     const Stencil *st = m->st;
     Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream};
     int nslots = stencil_nslots(st);
-    size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES, nsc = (size_t)st->nscalars + 1 + 2 * (size_t)st->nfields;
+    /* the scalars, the flag of checked K levels, two words per field (cudagen.h) */
+    size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES,
+           nsc = (size_t)st->nscalars + 1 + 2 * (size_t)st->nfields;
     Buffers B = {0};
     B.hostlen = 8 * (nptr + nstr + 8 + nsc);
     B.host = calloc(1, B.hostlen);
@@ -408,7 +410,8 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
             !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
             goto done;
     /* after the flag of checked K levels: the levels each field's array holds (cudagen.h) */
-    if (st->has_checked_k) call_array_levels(st, b, (int64_t *)(void *)(scalars + 8 * st->nscalars + 8));
+    if (st->has_checked_k)
+        call_array_levels(st, b, (int64_t *)(void *)(scalars + 8 * st->nscalars + 8));
     if ((L.rt = cuda_runtime(m)) == NULL) goto done;
     bool swap = j_fastest(st, b);
     L.block[0] = (unsigned)m->cuda->block[0];

@@ -552,9 +552,9 @@ static LLVMValueRef while_cond(CG *g, const Stmt *s) {
  * The inner loop has one exit, so LLVM keeps the loop's temporaries in registers and stores
  * them once at its exit; an atomic load or a second exit inside it prevents that (a
  * while-heavy stencil ran 40% slower). (A checked K level the body reads or writes is such
- * a second exit, taken when the check fails: checked_level.) The countdown is one per part, carried from loop to
- * loop and point to point (a register after mem2reg), so that many short loops are watched
- * as one long one.
+ * a second exit, taken when the check fails: checked_level.) The countdown is one per part,
+ * carried from loop to loop and point to point (a register after mem2reg), so that many
+ * short loops are watched as one long one.
  */
 static void emit_while(CG *g, const Stmt *s) {
     LLVMBuilderRef b = g->b;

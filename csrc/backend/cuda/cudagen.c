@@ -395,14 +395,15 @@ static void point_while(W *w, const Stmt *s) {
     char *g = s->guard ? expr_text(w, s->guard) : NULL;
     char *c = expr_text(w, s->while_.cond);
     if (c)
-        gen_line(&w->g, GEN_ARITH, "if (%s%s!(%s%s%s)) break;", stop ? stop : "", stop ? " || " : "",
-                 g ? g : "", g ? " && " : "", c);
+        gen_line(&w->g, GEN_ARITH, "if (%s%s!(%s%s%s)) break;", stop ? stop : "",
+                 stop ? " || " : "", g ? g : "", g ? " && " : "", c);
     free(g);
     free(c);
     gen_section_end(&w->g);
     for (int i = 0; i < s->while_.body.n; i++) point_stmt(w, s->while_.body.items[i]);
     if (stop)
-        gen_line(&w->g, GEN_ARITH, "if ((++%s & 1023u) == 0u && gt_checked_failed(gt_scalars + %d)) %s = true;",
+        gen_line(&w->g, GEN_ARITH,
+                 "if ((++%s & 1023u) == 0u && gt_checked_failed(gt_scalars + %d)) %s = true;",
                  spin_count(w), 8 * w->st->nscalars, stop);
     gen_close(&w->g);
 }
