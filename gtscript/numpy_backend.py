@@ -188,11 +188,14 @@ _Field.scatter = _scatter  # type: ignore[attr-defined]  # kept next to the code
 
 
 class _CheckedLevelError(Exception):
-    """A K level computed from values the stencil writes fell outside the domain."""
+    """A K level computed from values the stencil writes fell outside the levels allowed: a
+    read's (``name``: the field read) outside its array, a write's (``name`` None) outside the
+    domain."""
 
-    def __init__(self, line):
+    def __init__(self, line, name):
         super().__init__(line)
         self.line = line
+        self.name = name
 
 
 class _Executor:
@@ -202,9 +205,11 @@ class _Executor:
         self.anchors = anchors
         self.scalars = scalars
         # checked K levels (computed from values the stencil writes): the points of the
-        # expression being evaluated where one left the domain, and the line of the first
+        # expression being evaluated where one left the levels allowed, and the line (and
+        # the field, for a read) of the first
         self.bad = None
         self.bad_line = 0
+        self.bad_name = None
         self.fields = {}
         kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
         for name, (array, origin) in fields.items():
@@ -230,7 +235,7 @@ class _Executor:
         if tag in ("vfield", "afield"):
             kindex = self.expr(e[4], box)
             if len(e) > 6 and e[6]:
-                kindex = self.checked_level(box, e[3], kindex, tag == "afield", e[6])
+                kindex = self.checked_level(box, e[3], kindex, tag == "afield", e[6], e[2])
             return self.fields[e[2]].gather(box, e[3], kindex, e[5], absolute=tag == "afield")
         if tag == "scalar":
             return np.asarray(self.scalars[e[2]], dtype=dtype)
@@ -264,26 +269,40 @@ class _Executor:
             return np.arange(k0, k1, dtype=dtype)[None, None, :]
         raise RuntimeError(f"numpy backend: unknown expression {tag!r}")
 
-    def checked_level(self, box, off, kindex, absolute, line):
+    def checked_level(self, box, off, kindex, absolute, line, name=None):
         """A level computed from values the stencil writes, as the compiled kernels treat it:
-        outside the domain's levels the point is noted (an error once the point is known to
-        execute) and reads its own level instead."""
+        a read of field ``name`` may read any level its array holds, a write (``name`` None)
+        only the domain's levels. Outside them the point is noted (an error once the point is
+        known to execute) and accesses its own level instead."""
         k = np.arange(box[2][0], box[2][1])[None, None, :]
         shape = tuple(hi - lo for lo, hi in box)
         level = np.broadcast_to(kindex if absolute else k + off[2] + kindex, shape)
-        bad = (level < 0) | (level >= self.domain[2])
+        lo, hi = self.levels(name)
+        bad = (level < lo) | (level >= hi)
         if not bad.any():
             return kindex
         self.bad = bad if self.bad is None else self.bad | bad
-        self.bad_line = self.bad_line or line
+        if not self.bad_line:
+            self.bad_line, self.bad_name = line, name
         own = np.broadcast_to(k if absolute else -off[2] + 0 * k, shape)
         return np.where(bad, own, np.broadcast_to(kindex, shape))
 
+    def levels(self, name):
+        """The levels [lo, hi) a checked access may reach, counted from the domain's first:
+        for a read of field ``name`` those its array holds, for a write (None) the domain's."""
+        if name is None:
+            return 0, self.domain[2]
+        f = self.fields[name]
+        origin = f.origin[2]
+        return -origin, f.array.shape[f.axes.index("K")] - origin
+
     def check_levels(self, where):
-        """Raises when a checked level left the domain at a point in ``where`` (None: all)."""
+        """Raises when a checked level left the levels allowed at a point in ``where`` (None:
+        all)."""
         bad, self.bad = self.bad, None
         if bad is not None and (bad if where is None else np.logical_and(bad, where)).any():
-            raise _CheckedLevelError(self.bad_line)
+            raise _CheckedLevelError(self.bad_line, self.bad_name)
+        self.bad_line, self.bad_name = 0, None
 
     # -- statements -------------------------------------------------------------------
     def boxes(self, stmt_extent, regions, krange):
@@ -414,11 +433,25 @@ def execute(tree, fields, scalars, domain, anchors=None):
     except _CheckedLevelError as err:
         for name, copy in saved.items():
             fields[name][0][...] = copy
+        undone = "the call was undone (every array it wrote was restored)"
+        if err.name is None:
+            raise ValueError(
+                f"the K level written on line {err.line}, computed from values the stencil "
+                f"writes, is outside the compute domain's {domain[2]} levels; {undone}"
+            ) from None
+        array, origin = fields[err.name]
+        n, lo = array.shape[_k_axis(tree, err.name)], -origin[2]
         raise ValueError(
-            f"the K level read or written on line {err.line}, computed from values the stencil writes, is "
-            f"outside the compute domain's {domain[2]} levels; the call was undone (every array "
-            f"it wrote was restored)"
+            f"argument '{err.name}': the K level read on line {err.line}, computed from values "
+            f"the stencil writes, is outside the array's {n} levels (levels {lo} to {lo + n - 1} "
+            f"counted from the compute domain's first); {undone}"
         ) from None
+
+
+def _k_axis(tree, name):
+    """The position of the K axis among the dimensions of field ``name``'s array."""
+    axes = next(p[3] for p in tree["params"] if p[0] == "field" and p[1] == name)
+    return axes.index("K")
 
 
 #: The nesting of the analysed IR beyond which the executor's recursion runs on a deep stack.

@@ -195,7 +195,7 @@ def test_index_from_a_written_field_is_checked_while_running():
         idx, out = np.zeros((2, 2, 4), np.int64), np.zeros((2, 2, 4))
         stencil(f, idx, out)
         assert (out == 1.0).all() and (idx == 1).all()
-        with pytest.raises(ValueError, match="line .* outside the compute domain's 4 levels"):
+        with pytest.raises(ValueError, match="'f': .*line .* outside the array's 4 levels"):
             stencil(f, idx + 2, out)  # index 4
         assert (out == 1.0).all() and (idx == 1).all()
 

@@ -421,8 +421,8 @@ def test_a_level_outside_the_domain_undoes_the_call(backend):
     with pytest.raises(ValueError) as info:
         stencil(pe1, pe2, q1, q2, top=shape[2] - 1)
     message = str(info.value)
-    for word in (f"line {line}", "computed from values the stencil writes",
-                 f"compute domain's {shape[2]} levels", "every array it wrote was restored"):
+    for word in ("argument 'pe1'", f"line {line}", "computed from values the stencil writes",
+                 f"outside the array's {shape[2]} levels", "every array it wrote was restored"):
         assert word in message, (word, message)
     assert np.array_equal(q2, before)
 
@@ -439,7 +439,7 @@ def test_checked_levels_on_the_cuda_emulation():
     assert "gt_klevel(" in stencil.source()
     pe2[3, 2, -1] = pe1[3, 2, -1] + 1.0
     before = q2.copy()
-    with pytest.raises(ValueError, match="line .* outside the compute domain's 6 levels.*restored"):
+    with pytest.raises(ValueError, match="'pe1': .*line .* outside the array's 6 levels.*restored"):
         stencil(pe1, pe2, q1, q2, top=NK - 1)
     assert np.array_equal(q2, before)
 

@@ -217,7 +217,7 @@ def test_variable_k_offset_from_a_temporary_is_checked_while_running():
         assert (out == f).all()
         out[...] = 9.0
         with pytest.raises(ValueError, match=f"line {shifted.__code__.co_firstlineno + 3}, .*"
-                                             f"outside the compute domain's 4 levels"):
+                                             f"outside the array's 4 levels"):
             stencil(f, np.zeros((2, 2, 4), np.int64), out)  # level -1 from the first level
         assert (out == 9.0).all()
 

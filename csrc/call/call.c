@@ -599,8 +599,9 @@ static bool bound_tables(Bound *b, int n) {
         return true;
     }
     size_t m = (size_t)n; /* 8-byte entries first, the bools last: every table aligned */
-    /* value, origin, own_origin, greach, the spans, kvals, saved, scalars */
-    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (m + 2);
+    /* value, origin, own_origin, greach, the spans, kvals, saved, scalars (a word for each
+     * scalar, the K flag, the loop watch, two words for each field: at most 3m + 2) */
+    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (3 * m + 2);
     char *p = malloc(8 * words + 2 * m /* owned, has_own */);
     if (p == NULL) {
         PyErr_NoMemory();
@@ -615,7 +616,7 @@ static bool bound_tables(Bound *b, int n) {
     b->span_hi = (char **)p, p += 8 * m;
     b->kvals = (int64_t *)p, p += 8 * m;
     b->saved = (PyObject **)p, p += 8 * m;
-    b->scalars = p, p += 8 * (m + 2);
+    b->scalars = p, p += 8 * (3 * m + 2);
     b->owned = (bool *)p, p += m;
     b->has_own = (bool *)p;
     return true;
@@ -848,26 +849,49 @@ bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved) {
     return true;
 }
 
-/* Releases the copies; when line != 0, first puts them back and raises. */
-bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+/* Releases the copies; when note != 0, first puts them back and raises. */
+bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t note,
                           int64_t nk) {
     bool ok = true;
     for (int i = 0; i < st->nparams; i++) {
         if (saved[i] == NULL) continue;
-        if (line && ok && PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
+        if (note && ok &&
+            PyArray_CopyInto((PyArrayObject *)b->value[i], (PyArrayObject *)saved[i]) < 0)
             ok = false;
         Py_CLEAR(saved[i]);
     }
-    if (!ok) return false;
-    if (line) {
+    if (!ok || note == 0) return ok;
+    long long line = (long long)(note & 0xffffffff);
+    int64_t arg = (int64_t)((uint64_t)note >> 32) - 1;
+    if (arg >= 0 && arg < st->nparams && b->value[arg] != NULL) {
+        const Symbol *s = st->params[arg];
+        int64_t lo = -b->origin[arg][2];
+        int64_t n = (int64_t)PyArray_DIM((PyArrayObject *)b->value[arg], field_dim_of(s, 2));
         PyErr_Format(PyExc_ValueError,
-                     "the K level read or written on line %lld, computed from values the "
-                     "stencil writes, is outside the compute domain's %lld levels; the call was "
-                     "undone (every array it wrote was restored)",
-                     (long long)line, (long long)nk);
+                     "argument '%s': the K level read on line %lld, computed from values the "
+                     "stencil writes, is outside the array's %lld levels (levels %lld to %lld "
+                     "counted from the compute domain's first); the call was undone (every "
+                     "array it wrote was restored)",
+                     s->name, line, (long long)n, (long long)lo, (long long)(lo + n - 1));
         return false;
     }
-    return true;
+    PyErr_Format(PyExc_ValueError,
+                 "the K level written on line %lld, computed from values the stencil writes, "
+                 "is outside the compute domain's %lld levels; the call was undone (every array "
+                 "it wrote was restored)",
+                 line, (long long)nk);
+    return false;
+}
+
+void call_array_levels(const Stencil *st, const Bound *b, int64_t *words) {
+    for (int i = 0; i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        int dk = s->kind == SYM_FIELD ? field_dim_of(s, 2) : -1;
+        if (dk < 0 || b->value[i] == NULL) continue;
+        words[2 * s->slot] = -b->origin[i][2];
+        int64_t n = (int64_t)PyArray_DIM((PyArrayObject *)b->value[i], dk);
+        words[2 * s->slot + 1] = n - b->origin[i][2];
+    }
 }
 
 /* One call's work: tiles handed out to the pool's threads through an atomic counter. */
@@ -880,11 +904,19 @@ typedef struct Job {
     /* interrupt.h: watch.mark is where the SIGINT counter stood; tiles stop being taken when
      * it moves, while loops stop when watch.counter moves (codegen.h) */
     GtLoopWatch watch;
+    /* the note of a failed check of a K level (codegen.h), NULL without checked levels: once
+     * set no tile starts, and the run is over (the call undoes itself) */
+    const int64_t *kflag;
 } Job;
+
+static bool check_failed(const Job *job) {
+    return job->kflag && __atomic_load_n(job->kflag, __ATOMIC_RELAXED) != 0;
+}
 
 static RunState tiles_left(void *ctx) {
     const Job *job = ctx;
     if (__atomic_load_n(&job->watch.stopped, __ATOMIC_RELAXED)) return RUN_BROKEN;
+    if (check_failed(job)) return RUN_DONE;
     return __atomic_load_n(&job->next_tile, __ATOMIC_RELAXED) < job->plan->nti * job->plan->ntj
                ? RUN_RESUME
                : RUN_DONE;
@@ -898,7 +930,7 @@ static void run_tiles(void *ctx, int worker) {
     int64_t ntiles = p->nti * p->ntj;
     /* a tile is claimed only when it will run, so the tiles left after an interrupt are
      * exactly those from next_tile on */
-    while (!interrupt_since(job->watch.mark)) {
+    while (!interrupt_since(job->watch.mark) && !check_failed(job)) {
         int64_t t = __atomic_fetch_add(&job->next_tile, 1, __ATOMIC_RELAXED);
         if (t >= ntiles) break;
         int64_t ti = t / p->ntj, tj = t % p->ntj;
@@ -963,8 +995,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     GtKernelFn kernel = module_kernel(m, variant);
     if (kernel == NULL) goto done;
     /* the scalars (an unused parameter's slot is never read), then the flag of checked K
-     * reads (the line of one that left the domain), then the while loops' watch */
-    char *scalars = b.scalars; /* 8 bytes for each scalar, the K flag, the loop watch */
+     * levels (the note of one outside the allowed levels), then the while loops' watch, then
+     * the levels each field's array holds (codegen.h): bound_tables sizes it for that */
+    char *scalars = b.scalars;
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind == SYM_SCALAR && bound_present(&b, i) &&
@@ -996,9 +1029,13 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
                    sv, sizeof sv);
         }
     }
-    Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}};
+    Job job = {kernel, plan, b.domain, scalars, 0, {0, NULL, 0}, NULL};
     GtLoopWatch *watch = &job.watch;
     memcpy(scalars + 8 * st->nscalars + 8, &watch, sizeof watch);
+    if (st->has_checked_k) {
+        job.kflag = (const int64_t *)(void *)(scalars + 8 * st->nscalars);
+        call_array_levels(st, &b, (int64_t *)(void *)(scalars + 8 * st->nscalars + 16));
+    }
     PyObject **saved = b.saved;
     memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     if (st->has_checked_k && !call_save_written(st, &b, saved)) {
@@ -1023,9 +1060,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     double t2 = call_now();
     bool ok = true;
     if (st->has_checked_k) {
-        int64_t line;
-        memcpy(&line, scalars + 8 * st->nscalars, sizeof line);
-        ok = call_restore_written(st, &b, saved, line, b.domain[2]);
+        int64_t note;
+        memcpy(&note, scalars + 8 * st->nscalars, sizeof note);
+        ok = call_restore_written(st, &b, saved, note, b.domain[2]);
     }
     /* the kernel's time, for the tuner: a clean measurement when every thread of the plan
      * took part, once (a busy pool runs the call on its own thread; an interrupted run that

@@ -49,7 +49,7 @@ typedef struct BoundTables {
     char *span_lo[GT_BOUND_INLINE], *span_hi[GT_BOUND_INLINE];
     int64_t kvals[GT_BOUND_INLINE];
     PyObject *saved[GT_BOUND_INLINE];
-    char scalars[8 * (GT_BOUND_INLINE + 2)];
+    char scalars[8 * (3 * GT_BOUND_INLINE + 2)]; /* scalars, K flag, watch, 2 per field */
 } BoundTables;
 
 /* Call arguments bound to the stencil's parameters (call.c's bind_all). */
@@ -105,12 +105,17 @@ char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *orig
 /* A scalar argument's value in its dtype, into an 8-byte slot; false with an exception. */
 bool scalar_value(const Symbol *s, PyObject *o, char *slot);
 
-/* Checked K reads (a level computed from values the stencil writes): copies of the written
+/* Checked K levels (computed from values the stencil writes): copies of the written
  * argument arrays before the run (saved[p], NULL for others), released afterwards; when the
- * kernel noted a level outside the domain (line != 0), first put back, with a ValueError. */
+ * kernel noted a level outside the allowed ones (note != 0: the line, plus the argument's
+ * index + 1 shifted left by 32 for a read), first put back, with a ValueError. */
 bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved);
-bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t line,
+bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t note,
                           int64_t nk);
+/* What checked K reads may read: for each field slot s, words[2 s] and words[2 s + 1] the
+ * levels [lo, hi) its array holds, counted from the domain's first level (the kernels'
+ * words after the scalars: backend/cpu/codegen.h, backend/cuda/cudagen.h). */
+void call_array_levels(const Stencil *st, const Bound *b, int64_t *words);
 
 /* The cuda backend's call (call_cuda.c): the same binding, then device execution. */
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs);

@@ -386,7 +386,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     const Stencil *st = m->st;
     Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream};
     int nslots = stencil_nslots(st);
-    size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES, nsc = (size_t)st->nscalars + 1;
+    /* the scalars, the flag of checked K levels, two words per field (cudagen.h) */
+    size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES,
+           nsc = (size_t)st->nscalars + 1 + 2 * (size_t)st->nfields;
     Buffers B = {0};
     B.hostlen = 8 * (nptr + nstr + 8 + nsc);
     B.host = calloc(1, B.hostlen);
@@ -408,6 +410,9 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
         if (st->params[i]->kind == SYM_SCALAR && bound_present(b, i) &&
             !scalar_value(st->params[i], b->value[i], scalars + 8 * st->params[i]->slot))
             goto done;
+    /* after the flag of checked K levels: the levels each field's array holds (cudagen.h) */
+    if (st->has_checked_k)
+        call_array_levels(st, b, (int64_t *)(void *)(scalars + 8 * st->nscalars + 8));
     if ((L.rt = cuda_runtime(m)) == NULL) goto done;
     bool swap = j_fastest(st, b);
     L.block[0] = (unsigned)m->cuda->block[0];
@@ -447,7 +452,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     ok = ok && run_kernels(&L);
     t2 = call_now();
     ok = ok && copy_out(&L);
-    /* checked K reads: the word after the scalars holds the line of one that left the domain */
+    /* checked K levels: the word after the scalars holds the note of one outside the allowed */
     if (ok && st->has_checked_k)
         ok = rt_d2h(L.rt, &kline, L.args[3] + 8 * (DevPtr)st->nscalars, sizeof kline, L.stream, L.err,
                     sizeof L.err) &&

@@ -47,7 +47,8 @@ typedef struct CG {
     LLVMValueRef *scalar;               /* per scalar slot */
     LLVMValueRef ni, nj, nk;
     LLVMValueRef anchor[4]; /* domain[3..6]: region bounds' anchors (codegen.h) */
-    LLVMValueRef kflag; /* checked K reads: where a read outside the domain's levels is noted */
+    LLVMValueRef kflag; /* checked K levels: where one outside the allowed levels is noted */
+    LLVMValueRef (*klevels)[2]; /* per slot: the levels its array holds (loaded on first use) */
     LLVMValueRef scalars_arg; /* the current part's scalars parameter */
     LLVMValueRef watch;       /* the part's GtLoopWatch pointer (loaded at its first while) */
     LLVMValueRef countdown;   /* the part's iterations left before its loops look at it */

@@ -355,24 +355,48 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     return LLVMGetUndef(cg_type(g, e->type));
 }
 
+/* The levels [lo, hi) the array of field s holds, counted from the domain's first level:
+ * two words per field slot after the loop watch (codegen.h), loaded once per part. */
+static void array_levels(CG *g, const Symbol *s, LLVMValueRef *lo, LLVMValueRef *hi) {
+    if (g->klevels[s->slot][0] == NULL) {
+        for (int e = 0; e < 2; e++) {
+            LLVMValueRef off = cg_c64(g, 8LL * g->st->nscalars + 16 + 16LL * s->slot + 8 * e);
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(g->pb, g->i8, g->scalars_arg, &off, 1, "");
+            g->klevels[s->slot][e] = LLVMBuildLoad2(g->pb, g->i64, p, e ? "khi" : "klo");
+        }
+    }
+    *lo = g->klevels[s->slot][0];
+    *hi = g->klevels[s->slot][1];
+}
+
 /* A K level computed from values the stencil writes (kchecked), relative to the domain's
- * first level: outside [0, nk) the kernel notes the line in the flag the call reads after
- * the run (which then restores the arrays and raises) and reads the current level, which
- * the array holds, instead. */
-static LLVMValueRef checked_level(CG *g, LLVMValueRef level, int line) {
+ * first level. A read (field: the field read) may read any level its array holds, a write
+ * only the domain's [0, nk). Outside them the kernel notes the line (and, for a read, the
+ * argument) in the flag the call reads after the run, which then restores the arrays and
+ * raises, and the part returns at once: nothing after the failed check runs, and no loop
+ * can go on from a value the check refused (a while loop searching past the top would
+ * never end). gt_kernel runs no later part, the loops of other threads return at their
+ * next look at the flag (emit_while) and no tile starts (call.c). */
+static LLVMValueRef checked_level(CG *g, LLVMValueRef level, int line, const Symbol *field) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, cg_c64(g, 0), ""),
-                                   LLVMBuildICmp(b, LLVMIntSLT, level, g->nk, ""), "kin");
+    LLVMValueRef lo = cg_c64(g, 0), hi = g->nk;
+    unsigned long long note = (unsigned long long)(line > 0 ? line : 1);
+    if (field) {
+        array_levels(g, field, &lo, &hi);
+        note |= (unsigned long long)(field->index + 1) << 32;
+    }
+    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, lo, ""),
+                                   LLVMBuildICmp(b, LLVMIntSLT, level, hi, ""), "kin");
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kout");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kok");
     LLVMBuildCondBr(b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(b, bad);
-    /* the first line noted stays (threads may note at once: compare-and-swap from 0) */
-    LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), cg_c64(g, line > 0 ? line : 1),
+    /* the first note stays (threads may note at once: compare-and-swap from 0) */
+    LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), LLVMConstInt(g->i64, note, 0),
                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildBr(b, cont);
+    LLVMBuildRetVoid(b);
     LLVMPositionBuilderAtEnd(b, cont);
-    return LLVMBuildSelect(b, ok, level, g->k, "");
+    return level;
 }
 
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
@@ -390,7 +414,7 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
         else if (e->field.kexpr)
             kidx = LLVMBuildAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
                                 cg_emit_expr(g, e->field.kexpr), "");
-        if (e->field.kchecked) kidx = checked_level(g, kidx, e->line);
+        if (e->field.kchecked) kidx = checked_level(g, kidx, e->line, e->field.sym);
         LLVMValueRef addr = address(g, e->field.sym, e->field.off, kidx, e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
@@ -521,14 +545,16 @@ static LLVMValueRef while_cond(CG *g, const Stmt *s) {
  *     do { body; left--; c = cond; } while (c && left != 0);
  *     if (!c) goto done;
  *     left = GT_LOOP_CHECK; if (*watch->counter != watch->mark) { stop; return; }
+ *     if (checked K levels && *kflag) return;   (a check failed on another thread)
  *     goto watched;
  *   done:
  *
  * The inner loop has one exit, so LLVM keeps the loop's temporaries in registers and stores
  * them once at its exit; an atomic load or a second exit inside it prevents that (a
- * while-heavy stencil ran 40% slower). The countdown is one per part, carried from loop to
- * loop and point to point (a register after mem2reg), so that many short loops are watched
- * as one long one.
+ * while-heavy stencil ran 40% slower). (A checked K level the body reads or writes is such
+ * a second exit, taken when the check fails: checked_level.) The countdown is one per part,
+ * carried from loop to loop and point to point (a register after mem2reg), so that many
+ * short loops are watched as one long one.
  */
 static void emit_while(CG *g, const Stmt *s) {
     LLVMBuilderRef b = g->b;
@@ -568,8 +594,22 @@ static void emit_while(CG *g, const Stmt *s) {
     LLVMSetOrdering(now, LLVMAtomicOrderingMonotonic);
     LLVMSetAlignment(now, 8);
     LLVMValueRef mark = LLVMBuildLoad2(b, g->i64, g->watch, "mark");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, now, mark, ""), stop, watched);
-    LLVMPositionBuilderAtEnd(b, stop);
+    if (g->st->has_checked_k) { /* a check failed on another thread: the call is undone */
+        LLVMBasicBlockRef go_on = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "watch_checked");
+        LLVMBasicBlockRef quit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "checked_stop");
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, now, mark, ""), stop, go_on);
+        LLVMPositionBuilderAtEnd(b, go_on);
+        LLVMValueRef note = LLVMBuildLoad2(b, g->i64, g->kflag, "checked");
+        LLVMSetOrdering(note, LLVMAtomicOrderingMonotonic);
+        LLVMSetAlignment(note, 8);
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, note, cg_c64(g, 0), ""), quit, watched);
+        LLVMPositionBuilderAtEnd(b, quit);
+        LLVMBuildRetVoid(b);
+        LLVMPositionBuilderAtEnd(b, stop);
+    } else {
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, now, mark, ""), stop, watched);
+        LLVMPositionBuilderAtEnd(b, stop);
+    }
     /* other threads may store the same 1 at once: an atomic store, no data race */
     LLVMValueRef st = LLVMBuildStore(b, cg_c64(g, 1), LLVMBuildInBoundsGEP2(b, g->i8, g->watch, &sixteen, 1, ""));
     LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
@@ -594,7 +634,7 @@ void cg_emit_point(CG *g, const Stmt *s) {
         int off[3] = {0, 0, s->assign.koff};
         LLVMValueRef kidx = NULL; /* a variable K offset, checked by the call or (kchecked) here */
         if (s->assign.kexpr) kidx = LLVMBuildAdd(b, g->k, cg_emit_expr(g, s->assign.kexpr), "");
-        if (s->assign.kchecked) kidx = checked_level(g, kidx, s->line);
+        if (s->assign.kchecked) kidx = checked_level(g, kidx, s->line, NULL);
         LLVMValueRef addr = address(g, t, off, kidx, s->assign.ndi, s->assign.data_index);
         store_mem(g, t->dtype, v, addr);
     } else if (s->kind == S_WHILE) {
@@ -922,6 +962,7 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     for (int s = 0; s < nslots; s++) {
         g->base[s] = LLVMGetParam(g->fn, (unsigned)s);
         for (int a = 0; a < GT_STRIDES; a++) g->stride[s][a] = NULL;
+        g->klevels[s][0] = g->klevels[s][1] = NULL;
     }
     g->strides_arg = strides;
     g->scalars_arg = scalars;
@@ -946,7 +987,7 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
         LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "");
         g->scalar[s->slot] = load_mem(g, s->dtype, p);
     }
-    /* the 8 bytes after the scalars: the line of a checked K read that left the domain */
+    /* the 8 bytes after the scalars: the note of a checked K level outside the allowed ones */
     LLVMValueRef off = cg_c64(g, 8LL * st->nscalars);
     g->kflag = LLVMBuildInBoundsGEP2(b, g->i8, scalars, &off, 1, "kflag");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body");
@@ -1078,24 +1119,36 @@ static void emit_kernel(CG *g, int nslots) {
             g->args[nargs++] = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildInBoundsGEP2(g->b, g->ptr, hdr, &bi, 1, ""), "block_buffer");
         }
     }
-    LLVMValueRef stopped = NULL;
+    /* a part stopped by a Ctrl-C inside a while loop (watch->stopped) or by a failed check
+     * of a K level (the flag after the scalars): the later parts do not run */
+    LLVMValueRef stopped = NULL, kflag = NULL;
     if (g->has_while) {
-        /* a part stopped by a Ctrl-C inside a while loop: the later parts do not run */
         LLVMValueRef off = cg_c64(g, 8LL * g->st->nscalars + 8), sixteen = cg_c64(g, 16);
         LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, g->i8, LLVMGetParam(kernel, 3), &off, 1, "");
         LLVMValueRef watch = LLVMBuildLoad2(g->b, g->ptr, p, "watch");
         stopped = LLVMBuildInBoundsGEP2(g->b, g->i8, watch, &sixteen, 1, "stopped");
     }
+    if (g->st->has_checked_k) {
+        LLVMValueRef off = cg_c64(g, 8LL * g->st->nscalars);
+        kflag = LLVMBuildInBoundsGEP2(g->b, g->i8, LLVMGetParam(kernel, 3), &off, 1, "kflag");
+    }
     for (int i = 0; i < g->nparts; i++) {
         LLVMBuildCall2(g->b, LLVMGlobalGetValueType(g->parts[i]), g->parts[i], g->args,
                        (unsigned)nargs, "");
-        if (stopped == NULL || i + 1 == g->nparts) continue;
-        LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, stopped, "");
-        LLVMSetOrdering(v, LLVMAtomicOrderingMonotonic);
-        LLVMSetAlignment(v, 8);
+        if (i + 1 == g->nparts) continue;
+        LLVMValueRef flags[2] = {stopped, kflag}, any = NULL;
+        for (int f = 0; f < 2; f++) {
+            if (flags[f] == NULL) continue;
+            LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, flags[f], "");
+            LLVMSetOrdering(v, LLVMAtomicOrderingMonotonic);
+            LLVMSetAlignment(v, 8);
+            LLVMValueRef set = LLVMBuildICmp(g->b, LLVMIntNE, v, cg_c64(g, 0), "");
+            any = any ? LLVMBuildOr(g->b, any, set, "") : set;
+        }
+        if (any == NULL) continue;
         LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, kernel, "next_part");
         LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(g->ctx, kernel, "stopped");
-        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, v, cg_c64(g, 0), ""), out, next);
+        LLVMBuildCondBr(g->b, any, out, next);
         LLVMPositionBuilderAtEnd(g->b, out);
         LLVMBuildRetVoid(g->b);
         LLVMPositionBuilderAtEnd(g->b, next);
@@ -1129,7 +1182,9 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.scalar = calloc((size_t)st->nscalars + 1, sizeof *g.scalar);
     g.args = calloc((size_t)nslots + 5 + (size_t)g.nblk, sizeof *g.args);
     g.touched = calloc((size_t)nslots + 1, sizeof *g.touched);
-    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.touched || !begin_part(&g))
+    g.klevels = calloc((size_t)nslots + 1, sizeof *g.klevels);
+    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.touched || !g.klevels ||
+        !begin_part(&g))
         goto oom;
     emit_computations(&g);
     LLVMBuildRetVoid(g.b);
@@ -1150,5 +1205,6 @@ done:
     free(g.parts);
     free(g.blkbuf);
     free(g.touched);
+    free(g.klevels);
     return g.mod;
 }

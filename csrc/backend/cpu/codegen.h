@@ -12,8 +12,12 @@
  *                 the grid's first point and one past its last along I, then along J
  *                 (0, ni, 0, nj unless the call placed the domain on a global grid)
  * scalars         one 8-byte slot per scalar parameter, holding its value in its dtype;
- *                 then 8 bytes the kernel sets to the line of a checked K access that left
- *                 the domain; then a GtLoopWatch * (below)
+ *                 then 8 bytes the kernel sets when a checked K level (one computed from
+ *                 values the stencil writes) leaves the levels allowed: the line, plus the
+ *                 argument's index + 1 shifted left by 32 for a read;
+ *                 then a GtLoopWatch * (below); then, in stencils with checked K levels,
+ *                 two words per field slot: the levels [lo, hi) its array holds, counted
+ *                 from the domain's first level (what a checked read may read)
  * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
  * tile[4]         flags: GT_TILE_STREAM, stores into the fields the stencil only writes may
  *                 bypass the caches (stream.h)

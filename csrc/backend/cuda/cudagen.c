@@ -28,6 +28,7 @@ typedef struct W {
     const char *v_anchor[4];
     const char *v_ni, *v_nj, *v_nk, *v_swap, *v_ti, *v_tj, *v_bi, *v_bj, *v_i0, *v_j0, *v_nit,
         *v_njt, *v_first_i, *v_last_i, *v_first_j, *v_last_j, *v_blin, *v_kb, *v_ke, *v_kchunk;
+    const char *v_stop, *v_spin;
     const char **ptr;                   /* per slot */
     const char *(*stride)[GT_STRIDES];  /* per slot */
     const char **scal;                  /* per scalar slot */
@@ -49,6 +50,10 @@ typedef struct W {
 static const char *ni(W *w) { LAZY(v_ni, "const long long", "ni", "gt_domain[0]"); }
 static const char *nj(W *w) { LAZY(v_nj, "const long long", "nj", "gt_domain[1]"); }
 static const char *nk(W *w) { LAZY(v_nk, "const long long", "nk", "gt_domain[2]"); }
+/* checked K levels: set when one of this thread's checks failed (its loops then end) */
+static const char *stop_flag(W *w) { LAZY(v_stop, "bool", "checked_stop", "false"); }
+/* iterations of this thread's while loops, for their looks at the other threads' checks */
+static const char *spin_count(W *w) { LAZY(v_spin, "unsigned", "loop_spins", "0u"); }
 static const char *swp(W *w) { LAZY(v_swap, "const bool", "j_fastest", "gt_domain[3] != 0"); }
 /* gt_domain[4..7]: where region box bounds are anchored (the grid's first point and one past
  * its last, along I then J, in the domain's index space; call.h, Bound.domain) */
@@ -280,8 +285,13 @@ static const char *read_access(void *ctx, const Expr *e) {
         if (e->field.kabs) sb_puts(&lv, "(long long)");
         else sb_printf(&lv, "%s + %d + (long long)", w->k, e->field.off[2]);
         cuda_expr(&x, &lv, e->field.kexpr);
-        sb_printf(&kx, "(gt_klevel(%s, %s, %s, gt_scalars + %d, %d)", lv.data ? lv.data : "0", nk(w),
-                  w->k, 8 * w->st->nscalars, e->line > 0 ? e->line : 1);
+        int at = 8 * w->st->nscalars + 8 + 16 * s->slot; /* the levels its array holds */
+        unsigned long long note = (unsigned long long)(e->line > 0 ? e->line : 1) |
+                                  (unsigned long long)(s->index + 1) << 32;
+        sb_printf(&kx,
+                  "(gt_klevel(%s, ((const long long *)(gt_scalars + %d))[0], "
+                  "((const long long *)(gt_scalars + %d))[1], %s, gt_scalars + %d, %lluULL, &%s)",
+                  lv.data ? lv.data : "0", at, at, w->k, 8 * w->st->nscalars, note, stop_flag(w));
         if (!e->field.kabs) sb_printf(&kx, " - %s - %d", w->k, e->field.off[2]);
         sb_puts(&kx, ")");
         sb_free(&lv);
@@ -354,8 +364,9 @@ static void point_assign(W *w, const Stmt *s) {
             StrBuf lv = {0};
             sb_printf(&lv, "%s + (long long)", w->k);
             cuda_expr(&x, &lv, s->assign.kexpr);
-            sb_printf(&kx, "(gt_klevel(%s, %s, %s, gt_scalars + %d, %d) - %s)", lv.data ? lv.data : "0",
-                      nk(w), w->k, 8 * w->st->nscalars, s->line > 0 ? s->line : 1, w->k);
+            sb_printf(&kx, "(gt_klevel(%s, 0LL, %s, %s, gt_scalars + %d, %dULL, &%s) - %s)",
+                      lv.data ? lv.data : "0", nk(w), w->k, 8 * w->st->nscalars,
+                      s->line > 0 ? s->line : 1, stop_flag(w), w->k);
             sb_free(&lv);
         } else if (s->assign.kexpr) { /* a variable K offset, checked by the call */
             ExprWriter x = writer(w);
@@ -371,17 +382,29 @@ static void point_assign(W *w, const Stmt *s) {
     free(v);
 }
 
+/* A while loop. In a stencil with checked K levels it also ends when a check failed: at
+ * once on the thread whose check failed (its stop flag), within 1024 iterations on the
+ * others (the flag after the scalars), so that no loop goes on from a refused level's value
+ * (a search past the top would never end) and the call returns to undo itself. Threads
+ * never leave the kernel early: its stages may meet at __syncthreads(). */
 static void point_while(W *w, const Stmt *s) {
+    const char *stop = w->st->has_checked_k ? stop_flag(w) : NULL;
     gen_open(&w->g, "for (;;)");
     gen_section_begin(&w->g);
     w->nloads = 0;
     char *g = s->guard ? expr_text(w, s->guard) : NULL;
     char *c = expr_text(w, s->while_.cond);
-    if (c) gen_line(&w->g, GEN_ARITH, "if (!(%s%s%s)) break;", g ? g : "", g ? " && " : "", c);
+    if (c)
+        gen_line(&w->g, GEN_ARITH, "if (%s%s!(%s%s%s)) break;", stop ? stop : "",
+                 stop ? " || " : "", g ? g : "", g ? " && " : "", c);
     free(g);
     free(c);
     gen_section_end(&w->g);
     for (int i = 0; i < s->while_.body.n; i++) point_stmt(w, s->while_.body.items[i]);
+    if (stop)
+        gen_line(&w->g, GEN_ARITH,
+                 "if ((++%s & 1023u) == 0u && gt_checked_failed(gt_scalars + %d)) %s = true;",
+                 spin_count(w), 8 * w->st->nscalars, stop);
     gen_close(&w->g);
 }
 
@@ -549,6 +572,8 @@ static void write_interval(W *w, const KPlan *P, int first, int n, bool sync) {
         if (sync) gen_line(&w->g, GEN_ARITH, "__syncthreads();");
         q = r;
     }
+    /* a failed check of a K level ends the thread's levels where no barrier waits for it */
+    if (w->v_stop && !sync) gen_line(&w->g, GEN_ARITH, "if (%s) break;", w->v_stop);
     gen_close(&w->g);
 }
 
@@ -560,6 +585,7 @@ static void write_kernel(W *w, const KPlan *P, int kernel, StrBuf *out) {
     memset(w->stride, 0, sizeof *w->stride * (size_t)(nslots + 1));
     memset(w->scal, 0, sizeof *w->scal * (size_t)(st->nscalars + 1));
     w->v_ni = w->v_nj = w->v_nk = w->v_swap = w->v_ti = w->v_tj = w->v_bi = w->v_bj = NULL;
+    w->v_stop = w->v_spin = NULL;
     w->v_i0 = w->v_j0 = w->v_nit = w->v_njt = w->v_first_i = w->v_last_i = NULL;
     for (int k = 0; k < 4; k++) w->v_anchor[k] = NULL;
     w->v_first_j = w->v_last_j = w->v_blin = w->v_kb = w->v_ke = w->v_kchunk = NULL;

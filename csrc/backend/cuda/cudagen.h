@@ -10,7 +10,10 @@
  * strides[slot*GT_STRIDES + a]   element strides I, J, K, then data dimensions; for slab
  *                temporaries index 3 holds the elements of one block's slab
  * domain         ni, nj, nk, and 1 when threadIdx.x runs along J (the unit-stride axis)
- * scalars        one 8-byte slot per scalar parameter
+ * scalars        one 8-byte slot per scalar parameter; then, in stencils with checked K levels
+ *                (computed from values the stencil writes), the word a failed check sets (as
+ *                on the cpu: backend/cpu/codegen.h) and two words per field slot, the levels
+ *                [lo, hi) its array holds counted from the domain's first
  * klo, khi       the K levels this launch computes (all levels, or one for level-by-level
  *                launches)
  * The source is also valid C, so a host compiler can run it against an emulation header.

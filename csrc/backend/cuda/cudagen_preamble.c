@@ -26,12 +26,20 @@ static const char HEAD[] =
     /* int8/int16: through int32, keeping the low bits (NumPy's astype) */
     "GT_DEV signed char gt_cast_i8(double x) { return (signed char)gt_cast_i32(x); }\n"
     "GT_DEV short gt_cast_i16(double x) { return (short)gt_cast_i32(x); }\n"
-    /* a K level computed from values the stencil writes: outside [0, nk) the first line is
-     * noted in the word after the scalars (the call undoes itself) and level k is read */
-    "GT_DEV long long gt_klevel(long long lv, long long nk, long long k, const char *flag, int line) {\n"
-    "    if (lv >= 0 && lv < nk) return lv;\n"
-    "    atomicCAS((unsigned long long *)flag, 0ULL, (unsigned long long)line);\n"
+    /* a K level computed from values the stencil writes: outside [lo, hi) (a read: the
+     * levels its array holds; a write: the domain's) the first note is kept in the word
+     * after the scalars (the call undoes itself), the thread stops its loops (*stop) and
+     * level k, which the array holds, is accessed instead */
+    "GT_DEV long long gt_klevel(long long lv, long long lo, long long hi, long long k, const char *flag,\n"
+    "                           unsigned long long note, bool *stop) {\n"
+    "    if (lv >= lo && lv < hi) return lv;\n"
+    "    atomicCAS((unsigned long long *)flag, 0ULL, note);\n"
+    "    *stop = true;\n"
     "    return k;\n"
+    "}\n"
+    /* whether a check failed on any thread (loops look every 1024 iterations) */
+    "GT_DEV bool gt_checked_failed(const char *flag) {\n"
+    "    return *(const volatile unsigned long long *)flag != 0ULL;\n"
     "}\n";
 
 /* Integer helpers for T in (signed char, i8, unsigned char), (short, i16, unsigned short),
