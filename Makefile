@@ -68,7 +68,8 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_interval_field_bounds.py tests/test_cache.py tests/test_cache_hardening.py \
   tests/test_cache_index.py tests/test_cuda.py tests/test_conformance_gt4py.py \
   tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
-  tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py
+  tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py \
+  tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py
 SANITIZE_K ?= not test_gtscript_agrees_with_gt4py or c03_statements or c06_regions or c11
 ifeq ($(FULL),1)
 SAN_SELECT := tests

@@ -269,6 +269,57 @@ static bool check_node(Validator *v, PyObject *node, const Shape *shapes, const 
     return true;
 }
 
+/* ---- depth, without recursion -------------------------------------------------------------- */
+
+/* Statements nest two containers a level (a statement list, then the statement), expressions
+ * one or two (an operand, or a call's argument list): a tree whose tuples and lists nest
+ * deeper than this is refused before the recursive check walks it, so that an absurd depth
+ * (a pickle of a million nested tuples, a cycle through a list) costs no stack at all. */
+enum { MAX_CONTAINER_DEPTH = 2 * GT_MAX_NESTING + 16 };
+
+typedef struct Pending {
+    PyObject *o;
+    int depth;
+} Pending;
+
+/* Walks `root` with a stack of its own; false (ValueError, or MemoryError) when it nests
+ * deeper than MAX_CONTAINER_DEPTH. Borrowed references only: nothing runs Python code. */
+static bool check_depth(Validator *v, PyObject *root) {
+    size_t n = 0, cap = 256;
+    Pending *stack = PyMem_Malloc(cap * sizeof *stack);
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
+    stack[n++] = (Pending){root, 0};
+    bool ok = true;
+    while (ok && n > 0) {
+        Pending p = stack[--n];
+        if (!PyTuple_Check(p.o) && !PyList_Check(p.o)) continue;
+        if (p.depth >= MAX_CONTAINER_DEPTH) {
+            ok = fail(v, PyExc_ValueError, "its tuples and lists nest more than %d levels deep",
+                      MAX_CONTAINER_DEPTH);
+            break;
+        }
+        Py_ssize_t size = PySequence_Fast_GET_SIZE(p.o);
+        for (Py_ssize_t i = 0; ok && i < size; i++) {
+            if (n == cap) {
+                Pending *w = PyMem_Realloc(stack, 2 * cap * sizeof *stack);
+                if (w == NULL) {
+                    PyErr_NoMemory();
+                    ok = false;
+                    break;
+                }
+                stack = w;
+                cap *= 2;
+            }
+            stack[n++] = (Pending){PySequence_Fast_GET_ITEM(p.o, i), p.depth + 1};
+        }
+    }
+    PyMem_Free(stack);
+    return ok;
+}
+
 /* ---- the definition ------------------------------------------------------------------------ */
 
 /* definition[key], which must be present */
@@ -295,5 +346,6 @@ bool ir_validate(PyObject *def) {
     }
     if ((o = entry(&v, def, "params")) == NULL || !check_nodes(&v, o, PARAMS, "a parameter", false))
         return false;
-    return (o = entry(&v, def, "body")) != NULL && check_nodes(&v, o, COMPUTATION, "a computation", false);
+    return (o = entry(&v, def, "body")) != NULL && check_depth(&v, o) &&
+           check_nodes(&v, o, COMPUTATION, "a computation", false);
 }
