@@ -259,3 +259,24 @@ def test_huge_data_index_is_a_semantic_error():
     tree["body"][0][4][0][5][0] = (*assign[:4], ("index", *assign[1:3], "a", (0, 0, 0), (2**70,)))
     with pytest.raises(GTScriptSemanticError, match="data index or size beyond 64 bits"):
         _core.Module(tree, "numpy", {})
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_surrogate_in_a_call_keyword_is_a_type_error(backend):
+    """A keyword argument named with a lone surrogate: the TypeError of any unknown keyword
+    (was a bare UnicodeEncodeError), the arrays untouched."""
+    st = gtscript.stencil(backend=backend, definition=laplacian)
+    a = np.arange(60.0).reshape(5, 4, 3)
+    b = np.full_like(a, -1.0)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'x\\udcff'"):
+        st(a, b, origin=(0, 0, 0), domain=(4, 4, 3), **{"x\udcff": 1})
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'a\\udcff'"):
+        st(b=b, origin=(0, 0, 0), domain=(4, 4, 3), **{"a\udcff": a})
+    assert (b == -1.0).all()
+
+
+@pytest.mark.parametrize("backend,option", [("cpu", "llvm_passes"), ("cuda", "gpu_arch")])
+def test_surrogate_in_a_string_option_is_a_value_error(backend, option):
+    tree = parse_definition(laplacian)
+    with pytest.raises(ValueError, match=rf"{option} .*'sm\\udcff'"):
+        _core.Module(tree, backend, {option: "sm\udcff"})

@@ -109,10 +109,11 @@ static bool build_const(Builder *b, Expr *e, PyObject *v) {
         e->cnst.f = PyFloat_AS_DOUBLE(v);
     } else {
         PyObject *r = PyObject_Repr(v);
+        const char *text = r ? PyUnicode_AsUTF8(r) : NULL; /* NULL: a repr that is not text */
         diag_error(b->st, DIAG_SEMANTIC, e->line, e->col,
                    "constant %s is not a number or bool: only numbers, bools and namespaces of "
                    "them can be used as externals",
-                   r ? PyUnicode_AsUTF8(r) : "?");
+                   text ? text : "?");
         Py_XDECREF(r);
         PyErr_Clear();
         return false;
