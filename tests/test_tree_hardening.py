@@ -280,3 +280,41 @@ def test_surrogate_in_a_string_option_is_a_value_error(backend, option):
     tree = parse_definition(laplacian)
     with pytest.raises(ValueError, match=rf"{option} .*'sm\\udcff'"):
         _core.Module(tree, backend, {option: "sm\udcff"})
+
+
+def test_a_damaged_tree_in_the_disk_index_falls_back_to_the_frontend(tmp_path, monkeypatch):
+    """An index file (whole, its SHA-256 right) whose tree lost an item: the next process
+    lowers the definition again instead of crashing (the segfault of the issue)."""
+    from gtscript import _index
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(cache))
+    (tmp_path / "defs.py").write_text(DEFS)
+    decorate = f"""
+        import sys
+        import numpy as np
+        import gtscript
+        sys.path.insert(0, {str(tmp_path)!r})
+        import defs
+        st = gtscript.stencil(backend="numpy", definition=defs.good, build_info=(info := {{}}))
+        a = np.arange(60.0).reshape(5, 4, 3)
+        b = np.zeros_like(a)
+        st(a, b, origin=(0, 0, 0), domain=(4, 4, 3))
+        assert np.array_equal(b[:4], a[1:] + 2.0 * a[:4])
+        print(info["index"])
+    """
+    first = run_python(decorate)
+    assert first.returncode == 0, first.stderr[-2000:]
+    (path,) = [p for p in cache.iterdir() if p.name.startswith("index-")]
+    pre_key = path.name[len("index-"):]
+    cache_key, tree = _index._decode(pre_key, path.read_bytes())
+    assert run_python(decorate).stdout.strip() == "hit"  # the index is used as it is
+    interval_ = tree["body"][0][4][0]
+    assign = interval_[5][0]
+    tree["body"][0][4][0] = (*interval_[:5], [("assign", *assign[1:4], assign[4][:5])])
+    path.unlink()
+    _index.store(pre_key, cache_key, tree)
+    assert _index._decode(pre_key, path.read_bytes())[1] == tree
+    second = run_python(decorate)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert second.stdout.strip() == "miss"
