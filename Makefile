@@ -36,7 +36,7 @@ test: build
 # stores, the cuda generator through the emulation, the build and Ctrl-C hardening), and a
 # sample of the GT4Py
 # conformance corpus (SANITIZE_K: every test but the corpus's differential one, which runs for
-# three of its twelve modules): 2,442 tests, 10 minutes on a quiet 2-core machine (about 26
+# three of its twelve modules): 2,474 tests, 10 minutes on a quiet 2-core machine (about 26
 # minutes when it is shared with a load of 10-12). The whole suite under the sanitizers is
 # several times that, too long for every CI run on a 2-core machine;
 # `make test-sanitize FULL=1` runs all of it.
@@ -70,7 +70,8 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
   tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py \
   tests/test_duck_arrays.py tests/test_function_writethrough.py \
-  tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py
+  tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
+  tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py
 SANITIZE_K ?= not test_gtscript_agrees_with_gt4py or c03_statements or c06_regions or c11
 ifeq ($(FULL),1)
 SAN_SELECT := tests

@@ -258,7 +258,11 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     const char *passes = NULL; /* GT_CPU_PASSES */
     PyObject *p = options ? PyDict_GetItemString(options, "llvm_passes") : NULL;
-    if (p && PyUnicode_Check(p)) passes = PyUnicode_AsUTF8(p);
+    if (p && PyUnicode_Check(p) && (passes = PyUnicode_AsUTF8(p)) == NULL) {
+        PyErr_Clear(); /* a lone surrogate: no pass has that name */
+        PyErr_Format(PyExc_ValueError, "option llvm_passes is not a pass pipeline: %R", p);
+        return NULL;
+    }
     char *passes_copy = passes ? strdup(passes) : NULL;
     if (passes && passes_copy == NULL) return PyErr_NoMemory();
 

@@ -13,8 +13,10 @@ everything that lowers it (``environment_token``).
 Format: a magic line, a line of the cache key and ``E`` (an entry of the disk cache holds
 that key's code) or ``N`` (none: the numpy backend's), a line of the payload's SHA-256, and
 the payload (marshal of pre-key, cache key, tree). The key line is what the core's eviction
-(csrc/cache/evict.c) reads: an ``E`` file whose entry is gone goes with it, the oldest ``N``
-files go beyond a count, and a file of another format is removed.
+(csrc/cache/evict.c) reads: an ``E`` file whose entry is gone goes with it, a file of another
+format is removed, and beyond a count (4096) the oldest files go, of every backend: each store
+here asks the core to trim them (``_core.cache_trim_index``), since the numpy backend stores no
+entry whose eviction would.
 
 Files follow the entries' rules (csrc/cache/): the checked directory is opened once by the
 core and every access is relative to that descriptor; a file is written under a temporary
@@ -159,6 +161,7 @@ def store(key: str, cache_key: str, tree: dict) -> None:
         finally:
             os.close(fd)
         os.replace(temp, _PREFIX + key, src_dir_fd=dirfd, dst_dir_fd=dirfd)
+        _core.cache_trim_index(dirfd)  # at most 4096 index files (docs/caching.md)
     except OSError:
         try:
             os.unlink(temp, dir_fd=dirfd)

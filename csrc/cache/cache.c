@@ -1,5 +1,6 @@
 #include "cache/cache.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -123,7 +124,23 @@ static PyObject *cache_clear(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(removed);
 }
 
+/* cache_trim_index(dirfd): the index's store (gtscript/_index.py) calls it with the
+ * descriptor of cache_dir_fd, so that index files of every backend are bounded (the numpy
+ * backend stores no entry, whose eviction would bound them). */
+static PyObject *cache_trim_index(PyObject *self, PyObject *arg) {
+    long dirfd = PyLong_Check(arg) ? PyLong_AsLong(arg) : -1;
+    if (dirfd < 0 || dirfd > INT_MAX) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "cache_trim_index: a descriptor");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS cache_trim_indexes((int)dirfd);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 PyMethodDef cache_functions[] = {
+    {"cache_trim_index", cache_trim_index, METH_O,
+     "Bound the index files in the cache directory open as the given descriptor."},
     {"cache_path", cache_path, METH_NOARGS, "The disk cache directory (from the environment)."},
     {"cache_info", cache_info, METH_NOARGS, "Disk cache size and this process's hits and misses."},
     {"cache_dir_fd", cache_dir_fd, METH_O,

@@ -319,7 +319,7 @@ bool cache_disk_store(const CacheRequest *rq, const char *obj, size_t objlen, co
             cache_stats.stores++;
         else if (errno != EEXIST && errno != ENOTEMPTY)
             ok = warn_store(dir, "renaming into place");
-        if (!published) fs_remove_flat_dir_at(dirfd, tmp);
+        if (!published) fs_remove_dir_at(dirfd, tmp);
         cache_evict(dirfd, cache_max_bytes());
     }
     Py_XDECREF(meta);

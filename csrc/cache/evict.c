@@ -16,9 +16,11 @@
  * this old (a live writer finishes within seconds). */
 enum { STALE_SECONDS = 3600 };
 
-/* Index files of the decorator's pre-key (gtscript/_index.py) that name no entry (the numpy
- * backend's) kept at most: the newest, by modification time. */
-enum { MAX_ENTRYLESS_INDEXES = 4096 };
+/* Index files of the decorator's pre-key (gtscript/_index.py) kept at most, of every backend
+ * (the numpy backend's name no entry, so no entry's eviction bounds them): when a store finds
+ * more, the oldest by modification time go until INDEX_LOW_WATER remain, so that a directory
+ * at the limit is not scanned in full at every store. */
+enum { MAX_INDEXES = 4096, INDEX_LOW_WATER = MAX_INDEXES - MAX_INDEXES / 8 };
 
 #define INDEX_PREFIX "index-"
 #define INDEX_MAGIC "gtscript-index-2\n"
@@ -123,13 +125,13 @@ typedef struct IndexInfo {
     struct timespec mtime;
 } IndexInfo;
 
-typedef enum { INDEX_ORPHAN, INDEX_ENTRY, INDEX_ENTRYLESS } IndexKind;
+typedef enum { INDEX_ORPHAN, INDEX_ENTRY, INDEX_ENTRYLESS, INDEX_GONE } IndexKind;
 
 /* What the key line of index file `name` says, checked against the directory: a file that
  * is not a regular file, of another format, or naming an entry that is gone is an orphan. */
 static IndexKind index_kind(int dirfd, const char *name, struct timespec *mtime) {
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT ? INDEX_ENTRY : INDEX_ORPHAN; /* gone: nothing to do */
+    if (fd < 0) return errno == ENOENT ? INDEX_GONE : INDEX_ORPHAN; /* gone: nothing to do */
     enum { MAGIC_LEN = sizeof INDEX_MAGIC - 1, HEAD = MAGIC_LEN + 67 };
     char head[HEAD];
     struct stat sb;
@@ -164,7 +166,7 @@ static int by_mtime_newest_first(const void *a, const void *b) {
 
 /* Index files go with the entries they name, so that they never outgrow the cache: an orphan
  * is removed (a writer racing with this sees a miss next time and writes it again), and of
- * those that name no entry the newest MAX_ENTRYLESS_INDEXES stay. */
+ * the others at most MAX_INDEXES stay (see INDEX_LOW_WATER). */
 static void evict_indexes(int dirfd) {
     int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -183,7 +185,7 @@ static void evict_indexes(int dirfd) {
             unlinkat(dirfd, de->d_name, 0); /* a directory of that name stays: not ours */
             continue;
         }
-        if (k != INDEX_ENTRYLESS) continue;
+        if (k == INDEX_GONE) continue;
         if (n == cap) {
             size_t c = cap ? 2 * cap : 64;
             IndexInfo *w = realloc(keep, c * sizeof *w);
@@ -195,12 +197,32 @@ static void evict_indexes(int dirfd) {
         keep[n++].mtime = mtime;
     }
     closedir(d);
-    if (n > MAX_ENTRYLESS_INDEXES) {
+    if (n > MAX_INDEXES) {
         qsort(keep, n, sizeof *keep, by_mtime_newest_first);
-        for (size_t i = MAX_ENTRYLESS_INDEXES; i < n; i++) unlinkat(dirfd, keep[i].name, 0);
+        for (size_t i = INDEX_LOW_WATER; i < n; i++) unlinkat(dirfd, keep[i].name, 0);
     }
     for (size_t i = 0; i < n; i++) free(keep[i].name);
     free(keep);
+}
+
+/* The number of names that look like index files (a readdir, no file opened). */
+static size_t count_indexes(int dirfd) {
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        n += strncmp(de->d_name, INDEX_PREFIX, sizeof INDEX_PREFIX - 1) == 0;
+    closedir(d);
+    return n;
+}
+
+void cache_trim_indexes(int dirfd) {
+    if (count_indexes(dirfd) > MAX_INDEXES) evict_indexes(dirfd);
 }
 
 void cache_evict(int dirfd, unsigned long long max_bytes) {
@@ -230,7 +252,7 @@ bool cache_discard(int dirfd, const char *name) {
     struct stat sb;
     if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) return false;
     if (!S_ISDIR(sb.st_mode)) return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT;
-    if (strncmp(name, ".del-", 5) == 0) return fs_remove_flat_dir_at(dirfd, name);
+    if (strncmp(name, ".del-", 5) == 0) return fs_remove_dir_at(dirfd, name);
     /* renameat() replaces the empty directory fs_mkdtemp_at made, atomically. */
     char to[16];
     if (!fs_mkdtemp_at(dirfd, ".del-", to, sizeof to)) return false;
@@ -238,5 +260,5 @@ bool cache_discard(int dirfd, const char *name) {
         unlinkat(dirfd, to, AT_REMOVEDIR);
         return false;
     }
-    return fs_remove_flat_dir_at(dirfd, to);
+    return fs_remove_dir_at(dirfd, to);
 }

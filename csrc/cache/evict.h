@@ -17,6 +17,10 @@ bool cache_is_key_name(const char *name);
 void cache_totals(int dirfd, long *entries, unsigned long long *bytes);
 /* Removes the least recently used entries until at most `max_bytes` remain. */
 void cache_evict(int dirfd, unsigned long long max_bytes);
+/* After an index file is stored (gtscript/_index.py): when the directory holds more index
+ * files than the limit (docs/caching.md), the orphans and the oldest go. A readdir only
+ * while under the limit. */
+void cache_trim_indexes(int dirfd);
 /* Removes every entry and stale temporary; returns how many entries went. */
 long cache_clear_dir(int dirfd);
 /* Removes the entry `name` in `dirfd` (a directory is renamed away first, anything else is

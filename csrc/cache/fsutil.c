@@ -141,7 +141,12 @@ bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size) {
     return false;
 }
 
-bool fs_remove_flat_dir_at(int dirfd, const char *name) {
+/* An entry is flat, but a damaged one may hold directories (a kernel.o that is one): they are
+ * removed too, down to this depth, never through a symbolic link (O_NOFOLLOW, and unlinkat
+ * removes a link itself). */
+enum { REMOVE_MAX_DEPTH = 8 };
+
+static bool remove_dir_at(int dirfd, const char *name, int depth) {
     int dfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd < 0) return errno == ENOENT;
     DIR *d = fdopendir(dfd);
@@ -154,8 +159,12 @@ bool fs_remove_flat_dir_at(int dirfd, const char *name) {
         if (de->d_name[0] == '.' &&
             (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
             continue;
-        unlinkat(dfd, de->d_name, 0);
+        if (unlinkat(dfd, de->d_name, 0) < 0 && (errno == EISDIR || errno == EPERM) &&
+            depth < REMOVE_MAX_DEPTH)
+            remove_dir_at(dfd, de->d_name, depth + 1);
     }
     closedir(d);
     return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
 }
+
+bool fs_remove_dir_at(int dirfd, const char *name) { return remove_dir_at(dirfd, name, 0); }

@@ -1,5 +1,5 @@
 /* Small POSIX file helpers for the disk cache: whole-file reads and writes that never
- * follow symbolic links, and removal of a (flat) entry directory. errno tells why.
+ * follow symbolic links, and removal of an entry directory. errno tells why.
  * Reads open with O_NONBLOCK and refuse anything but a regular file (errno = ENODEV), so a FIFO
  * or a device put where a file belongs can never block or feed the reader. */
 #ifndef GT_CACHE_FSUTIL_H
@@ -27,8 +27,9 @@ bool fs_replace_at(int dirfd, const char *name, const void *data, size_t n);
  * mkdtemp(3) relative to a descriptor; name[] receives its name (size at least
  * strlen(prefix) + 7). */
 bool fs_mkdtemp_at(int dirfd, const char *prefix, char *name, size_t size);
-/* Removes the directory `name` in `dirfd` and the files directly inside it (true when it is
- * gone). */
-bool fs_remove_flat_dir_at(int dirfd, const char *name);
+/* Removes the directory `name` in `dirfd` and what it holds (an entry's files, and the
+ * directories a damaged entry may hold, a few levels deep; links are removed, never
+ * followed). True when it is gone. */
+bool fs_remove_dir_at(int dirfd, const char *name);
 
 #endif

@@ -79,7 +79,12 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
         Py_ssize_t pos = 0;
         while (PyDict_Next(kwargs, &pos, &key, &val)) {
             const char *k = PyUnicode_AsUTF8(key);
-            if (k == NULL) return false;
+            if (k == NULL) { /* a lone surrogate: no parameter or option has that name */
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", st->name,
+                             key);
+                return false;
+            }
             if (strcmp(k, "stream") == 0) { /* the cuda call path takes it out before binding */
                 PyErr_Format(PyExc_TypeError, "%s(): only the cuda backend takes stream=", st->name);
                 return false;

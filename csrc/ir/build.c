@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "ir/validate.h"
+
 typedef struct Builder {
     Stencil *st;
     bool bad_tree; /* a Python exception is pending */
@@ -14,9 +16,10 @@ typedef struct Builder {
 
 /* ---- reading the tuples ------------------------------------------------------------ */
 
+/* A tree ir_validate passed but the builder cannot read (a wrong tag value, a parameter
+ * declared twice): a ValueError, like the validator's. */
 static bool bad(Builder *b, const char *what) {
-    if (!PyErr_Occurred())
-        PyErr_Format(PyExc_RuntimeError, "gtscript internal error: malformed definition tree (%s)", what);
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "malformed definition tree (%s)", what);
     b->bad_tree = true;
     return false;
 }
@@ -106,10 +109,11 @@ static bool build_const(Builder *b, Expr *e, PyObject *v) {
         e->cnst.f = PyFloat_AS_DOUBLE(v);
     } else {
         PyObject *r = PyObject_Repr(v);
+        const char *text = r ? PyUnicode_AsUTF8(r) : NULL; /* NULL: a repr that is not text */
         diag_error(b->st, DIAG_SEMANTIC, e->line, e->col,
                    "constant %s is not a number or bool: only numbers, bools and namespaces of "
                    "them can be used as externals",
-                   r ? PyUnicode_AsUTF8(r) : "?");
+                   text ? text : "?");
         Py_XDECREF(r);
         PyErr_Clear();
         return false;
@@ -143,10 +147,14 @@ static bool build_data_index(Builder *b, PyObject *tup, int *ndi, int *di, int l
         return diag_error(b->st, DIAG_SEMANTIC, line, col, "at most %d data dimensions are supported",
                           GT_MAX_DATA_DIMS);
     for (Py_ssize_t i = 0; i < n; i++) {
-        long v = PyLong_AsLong(PyTuple_GET_ITEM(tup, i));
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(tup, i), &overflow);
         if (v == -1 && PyErr_Occurred()) return bad(b, "data index item");
+        if (overflow)
+            return diag_error(b->st, DIAG_SEMANTIC, line, col,
+                              "data index or size beyond 64 bits is out of range");
         if (v < INT32_MIN || v > INT32_MAX)
-            return diag_error(b->st, DIAG_SEMANTIC, line, col, "data index or size %ld is out of range", v);
+            return diag_error(b->st, DIAG_SEMANTIC, line, col, "data index or size %lld is out of range", v);
         di[i] = (int)v;
     }
     *ndi = (int)n;
@@ -303,8 +311,11 @@ static Expr *build_expr(Builder *b, PyObject *node) {
     if (strcmp(tag, "binop") == 0 || strcmp(tag, "cmp") == 0) {
         const char *ops = get_str(b, node, 3);
         Op op;
-        if (ops == NULL || !parse_op(ops, &op)) {
-            bad(b, "operator");
+        /* the backends take a binop's operator to be arithmetic and a cmp's a comparison */
+        bool cmp = tag[0] == 'c';
+        if (ops == NULL || !parse_op(ops, &op) ||
+            (cmp ? op < OP_LT || op > OP_NE : op < OP_ADD || op > OP_POW)) {
+            bad(b, cmp ? "comparison operator" : "arithmetic operator");
             return NULL;
         }
         Expr *x = build_expr(b, get_item(b, node, 4));
@@ -328,8 +339,8 @@ static Expr *build_expr(Builder *b, PyObject *node) {
         const char *ops = get_str(b, node, 3);
         PyObject *vals = get_item(b, node, 4);
         Op op;
-        if (ops == NULL || vals == NULL || !parse_op(ops, &op) || !PyList_Check(vals) ||
-            PyList_GET_SIZE(vals) < 2) {
+        if (ops == NULL || vals == NULL || !parse_op(ops, &op) || (op != OP_AND && op != OP_OR) ||
+            !PyList_Check(vals) || PyList_GET_SIZE(vals) < 2) {
             bad(b, "boolop");
             return NULL;
         }
@@ -618,7 +629,8 @@ static bool build_params(Builder *b, PyObject *params) {
         if (kind == NULL || name == NULL || dt == NULL) return bad(b, "param");
         Symbol *s = arena_alloc(&st->arena, sizeof *s);
         if (s == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
-        s->name = arena_strdup(&st->arena, name);
+        if ((s->name = arena_strdup(&st->arena, name)) == NULL)
+            return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
         s->index = i;
         s->typed = true;
         if (!dtype_parse(dt, &s->dtype)) return bad(b, "param dtype");
@@ -684,30 +696,42 @@ static bool build_computations(Builder *b, PyObject *body) {
     return ok;
 }
 
+/* A str that is only displayed (the file name, a source line) as UTF-8 in the arena: a lone
+ * surrogate, which a path of non-UTF-8 bytes decodes to (os.fsdecode), becomes its escape
+ * \udcfc rather than failing the build. */
+static char *display_text(Builder *b, PyObject *o) {
+    PyObject *bytes = PyUnicode_AsEncodedString(o, "utf-8", "backslashreplace");
+    if (bytes == NULL) {
+        bad(b, "text");
+        return NULL;
+    }
+    char *s = arena_strdup(&b->st->arena, PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+    if (s == NULL) diag_error(b->st, DIAG_NOMEM, 0, 0, "out of memory");
+    return s;
+}
+
 static bool build_source(Builder *b, PyObject *lines) {
     Stencil *st = b->st;
     if (lines == NULL || !PyList_Check(lines)) return bad(b, "source_lines");
     st->nsource = (int)PyList_GET_SIZE(lines);
     st->source = arena_alloc(&st->arena, sizeof(char *) * (size_t)(st->nsource + 1));
     if (st->source == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
-    for (int i = 0; i < st->nsource; i++) {
-        PyObject *l = PyList_GET_ITEM(lines, i);
-        const char *s = PyUnicode_Check(l) ? PyUnicode_AsUTF8(l) : NULL;
-        if (s == NULL) return bad(b, "source line");
-        st->source[i] = arena_strdup(&st->arena, s);
-    }
+    for (int i = 0; i < st->nsource; i++)
+        if ((st->source[i] = display_text(b, PyList_GET_ITEM(lines, i))) == NULL) return false;
     return true;
 }
 
 bool ir_build(Stencil *st, PyObject *def) {
     Builder b = {.st = st};
-    if (!PyDict_Check(def)) return bad(&b, "definition must be a dict");
-    PyObject *name = PyDict_GetItemString(def, "name");
-    PyObject *filename = PyDict_GetItemString(def, "filename");
-    if (name == NULL || !PyUnicode_Check(name) || filename == NULL || !PyUnicode_Check(filename))
-        return bad(&b, "name/filename");
-    st->name = arena_strdup(&st->arena, PyUnicode_AsUTF8(name));
-    st->filename = arena_strdup(&st->arena, PyUnicode_AsUTF8(filename));
+    if (!ir_validate(def)) {
+        b.bad_tree = true;
+        return false;
+    }
+    const char *name = PyUnicode_AsUTF8(PyDict_GetItemString(def, "name")); /* validated */
+    if (name == NULL || (st->name = arena_strdup(&st->arena, name)) == NULL)
+        return name ? diag_error(st, DIAG_NOMEM, 0, 0, "out of memory") : bad(&b, "name");
+    if ((st->filename = display_text(&b, PyDict_GetItemString(def, "filename"))) == NULL) return false;
     if (!build_source(&b, PyDict_GetItemString(def, "source_lines"))) return false;
     if (!build_params(&b, PyDict_GetItemString(def, "params"))) return false;
     PyObject *body = PyDict_GetItemString(def, "body");

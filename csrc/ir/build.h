@@ -7,8 +7,9 @@
 
 #include "ir/ir.h"
 
-/* Returns false with st->diag set (or a Python exception pending when the tree itself is
- * malformed, which is a bug of the frontend, reported as RuntimeError). */
+/* Returns false with st->diag set, or with a Python exception pending when the tree itself
+ * is malformed (TypeError or ValueError, from ir_validate: trees also come from pickle.loads
+ * and the disk index) or memory ran out. */
 bool ir_build(Stencil *st, PyObject *definition);
 
 #endif

@@ -102,7 +102,7 @@ void diag_warning(Stencil *st, int line, int col, const char *fmt, ...) {
     if (w == NULL) return;
     w->line = line;
     w->col = col;
-    w->msg = arena_strdup(&st->arena, buf);
+    if ((w->msg = arena_strdup(&st->arena, buf)) == NULL) return;
     Warning **tail = &st->warnings;
     while (*tail) tail = &(*tail)->next;
     *tail = w;
@@ -178,7 +178,10 @@ Symbol *stencil_add_temp(Stencil *st, const char *name, int line, int col) {
     }
     Symbol *s = st_alloc(st, sizeof *s);
     if (s == NULL) return NULL;
-    s->name = arena_strdup(&st->arena, name);
+    if ((s->name = arena_strdup(&st->arena, name)) == NULL) {
+        diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
     s->kind = SYM_TEMP;
     s->axes = AX_IJK;
     s->index = st->ntemps;

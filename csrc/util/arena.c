@@ -29,7 +29,9 @@ void *arena_alloc(Arena *a, size_t n) {
     return p;
 }
 
+/* NULL for a NULL `s` too: a failed conversion (PyUnicode_AsUTF8) stays a failure. */
 char *arena_strdup(Arena *a, const char *s) {
+    if (s == NULL) return NULL;
     size_t n = strlen(s) + 1;
     char *p = arena_alloc(a, n);
     if (p) memcpy(p, s, n);

@@ -24,6 +24,21 @@ from .source import _Source
 #: A vector value: a scalar expression tuple, or a (nested) list of them.
 Value = object
 
+#: Most components a whole-vector or matrix expression, or an assignment to a whole field
+#: with data dimensions, may have: each component becomes a statement of its own, and the
+#: cpu backend's build takes about 2 ms a component (measured on a quiet 2-core machine:
+#: 1,000 components in 2.0 s, 2,000 in 4.1 s; ten times that on a loaded one; 10**6 took
+#: over 100 s at 5.6 GB, 10**9 ran out of memory). Larger data dimensions are read and
+#: written element by element (``f[0, 0, 0][n]``), which builds as fast at any size.
+MAX_WHOLE_COMPONENTS = 1024
+
+
+def _components(dims: tuple) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
 
 class _Unroller:
     def __init__(self, source: _Source, data_dims: Callable[[str], tuple]):
@@ -40,6 +55,7 @@ class _Unroller:
         if len(dims) > 2:
             raise self.error(e[1], e[2], f"{name!r} has {len(dims)} data dimensions: whole-"
                              "field expressions take vectors and matrices only; index it")
+        self.check_size(e[1], e[2], f"the whole of {name!r}", dims)
         pos = e[1:3]
 
         def build(prefix: tuple) -> Value:
@@ -47,6 +63,14 @@ class _Unroller:
                 return ("index", *pos, name, offsets, prefix)
             return [build(prefix + (n,)) for n in range(dims[len(prefix)])]
         return build(())
+
+    def check_size(self, line: int, col: int, what: str, dims: tuple) -> None:
+        n = _components(dims)
+        if n > MAX_WHOLE_COMPONENTS:
+            raise self.error(line, col, f"{what} has {n} components ({' x '.join(map(str, dims))})"
+                             f": a whole-vector or matrix expression or assignment takes at "
+                             f"most {MAX_WHOLE_COMPONENTS} (each becomes a statement); read "
+                             "and write its elements by index (f[0, 0, 0][n])")
 
     def value(self, e: Value) -> Value:
         """``e`` with every vector operand expanded: a scalar tuple or a nested list."""
@@ -169,6 +193,7 @@ class _Unroller:
             return [("assign", line, col, self.scalar(target, "the target"),
                      self.scalar(value, "the value assigned"))]
         offsets = target[4] if target[0] == "index" else (0, 0, 0)
+        self.check_size(line, col, f"the assignment to the whole of {name!r}", dims)
         v = self.value(value)
         shape = self.shape(v)
         if shape and shape != tuple(dims):

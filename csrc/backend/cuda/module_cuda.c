@@ -66,8 +66,13 @@ static bool choose_arch(PyObject *options, char *arch, size_t n) {
             PyErr_SetString(PyExc_TypeError, "gpu_arch must be a string such as 'sm_90'");
             return false;
         }
-        a = PyUnicode_AsUTF8(o);
         what = "gpu_arch";
+        if ((a = PyUnicode_AsUTF8(o)) == NULL) { /* a lone surrogate: not an architecture */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "gpu_arch must name a GPU architecture such as "
+                                           "'sm_80' or 'sm_90' (got %R)", o);
+            return false;
+        }
     } else if (env && env[0]) {
         a = env;
         what = "GTSCRIPT_GPU_ARCH";
