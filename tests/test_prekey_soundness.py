@@ -379,3 +379,91 @@ def test_in_place_changes_rebuild_in_a_fresh_process(project, backend):
     assert not (stale := _stale(after)), stale
     assert after["plain"][0] == "hit"  # unchanged: the index still serves it
     assert after["prop"][0] == "miss"  # a property is not fingerprinted: always a miss
+
+
+# ---------------------------------------------------------------- the key itself, no build
+
+from gtscript import PARALLEL, Field, computation, interval  # noqa: E402
+from gtscript.frontend import definition_fingerprint  # noqa: E402
+from gtscript.frontend import fingerprint as fingerprint_module  # noqa: E402
+
+TAIL_T = np.float64
+
+
+def trailing(inp: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = inp
+        note = """
+a string whose lines start at column 0 (a scan by indentation alone would stop here)
+"""
+    tail: TAIL_T  # a declaration with no value: no bytecode at all
+
+
+def test_a_name_only_in_a_trailing_declaration_enters_the_key():
+    global TAIL_T
+    before = definition_fingerprint(trailing)
+    TAIL_T = np.float32
+    try:
+        assert definition_fingerprint(trailing) != before
+    finally:
+        TAIL_T = np.float64
+    assert definition_fingerprint(trailing) == before
+
+
+class _Computed:
+    @property
+    def nu(self):
+        return 2.0
+
+
+class _Dynamic:
+    def __getattr__(self, name):
+        return 2.0
+
+
+def _deep(levels, leaf=None):
+    import types
+
+    value = types.SimpleNamespace(nu=2.0) if leaf is None else leaf
+    for _ in range(levels):
+        value = types.SimpleNamespace(a=value)
+    return value
+
+
+def with_external(inp: Field[np.float64], out: Field[np.float64]):
+    from __externals__ import E
+    with computation(PARALLEL), interval(...):
+        out = inp * E.a.a.a.a.a.a.nu
+
+
+@pytest.mark.parametrize("value, why", [
+    (_Computed(), "a property"),
+    (_Dynamic(), "__getattr__"),
+    (_deep(fingerprint_module._MAX_DEPTH + 1), "deeper than the bound"),
+    (np.random.default_rng(0), "an object of unknown kind"),
+])
+def test_what_has_no_content_key_gives_no_key(value, why):
+    assert definition_fingerprint(with_external, {"E": value}) is None, why
+
+
+def test_cycles_and_deep_values_within_the_bound_have_a_content_key():
+    value = _deep(fingerprint_module._MAX_DEPTH - 4)
+    value.a.back = value  # a cycle, spelled (`a`) and not (`back`)
+    key = definition_fingerprint(with_external, {"E": value})
+    assert key is not None and key == definition_fingerprint(with_external, {"E": value})
+    inner = value
+    for _ in range(fingerprint_module._MAX_DEPTH - 4):
+        inner = inner.a
+    inner.nu = 3.0  # the innermost value changed in place
+    assert definition_fingerprint(with_external, {"E": value}) != key
+
+
+def test_a_value_without_a_content_key_builds_every_time():
+    value = _deep(6, leaf=_Computed())  # E.a.a.a.a.a.a.nu: a property
+    first = gtscript.stencil("numpy", with_external, externals={"E": value})
+    info = {}
+    second = gtscript.stencil("numpy", with_external, externals={"E": value}, build_info=info)
+    assert second is not first and info["index"] == "miss"
+    inp, out = np.arange(8.0).reshape(2, 2, 2), np.zeros((2, 2, 2))
+    second(inp, out)
+    np.testing.assert_array_equal(out, inp * 2.0)

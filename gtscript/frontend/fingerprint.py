@@ -20,7 +20,10 @@ import inspect
 import io
 import linecache
 import marshal
+import os
 import re
+import stat
+import sys
 import tokenize
 import types
 import weakref
@@ -31,7 +34,7 @@ import numpy as np
 
 from .. import lang
 from .._deep import run_deep
-from .externals import _MISSING, _free_value
+from .externals import _MISSING, _closure_namespace
 from .functions import GTScriptFunction, is_gtscript_function
 from .syntax import GTSCRIPT_FUNCTION_ATTR
 
@@ -43,11 +46,10 @@ class Unfingerprintable(Exception):
 #: Deeper than this (attribute chains, nested containers) a value is not followed: a miss.
 _MAX_DEPTH = 32
 
-#: Packages whose modules and classes a definition cannot change (their attributes are the
-#: language, NumPy's dtypes and functions, the standard library's): they enter by name.
-_FIXED_PACKAGES = frozenset(("builtins", "numpy", "gtscript", "gt4py", "math", "cmath", "types",
-                             "typing", "enum", "abc", "collections", "dataclasses", "functools",
-                             "numbers", "operator"))
+#: Packages whose modules and classes a definition does not change in place (their
+#: attributes are the language, NumPy's dtypes and functions, the standard library's): they
+#: enter by name. (Their instances do not: a ``types.SimpleNamespace`` enters by content.)
+_FIXED_PACKAGES = frozenset(("numpy", "gtscript", "gt4py", *sys.stdlib_module_names))
 #: Packages whose objects are the language's own (axes, field descriptors, iteration
 #: policies): immutable, they enter by their repr.
 _LANGUAGE_PACKAGES = frozenset(("gtscript", "gt4py"))
@@ -77,8 +79,7 @@ def _fingerprint(func: Callable, externals: dict | None) -> str:
     # function adds the names its text spells: a pass whose names grew is run again (the
     # definition's own names are known before the first).
     source = _source(func)
-    code = func.__code__
-    names = set(_spelled(source[1])) | set(code.co_names) | set(code.co_freevars)
+    names = set(_own_names(func, source[1]))  # the definition's own names
     while True:
         count = len(names)
         parts = [_function_token(func, set(), names, source)]
@@ -138,10 +139,8 @@ def _file_source(code: types.CodeType) -> tuple[str, str] | None:
     object, and the definition's text cut from those bytes. None when there is no file (a
     notebook cell, ``exec``): the caller uses the text ``inspect`` finds."""
     filename = code.co_filename
-    try:
-        with open(filename, "rb") as f:
-            data = f.read()
-    except (OSError, ValueError):
+    data = _read(filename)
+    if data is None:
         return None
     digest = hashlib.sha256(data).hexdigest()
     known = _texts.get(filename)
@@ -162,6 +161,29 @@ def _file_source(code: types.CodeType) -> tuple[str, str] | None:
     if code_digest is None:
         code_digest = _code_digests[code] = hashlib.sha256(marshal.dumps(code)).hexdigest()
     return f"file {filename} sha256 {digest} code {code_digest}", block
+
+
+def _read(filename: str) -> bytes | None:
+    """The bytes of ``filename`` (os.read: half the cost of ``open().read()``), or None."""
+    try:
+        fd = os.open(filename, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError, TypeError):
+        return None
+    try:
+        sb = os.fstat(fd)
+        if not stat.S_ISREG(sb.st_mode):
+            return None
+        chunks = []
+        while True:  # to the end, even if the file grew since fstat
+            chunk = os.read(fd, max(sb.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _decode(data: bytes) -> str:
@@ -262,8 +284,8 @@ def _function_token(func: Callable, seen: set[int], names: set[str],
     seen.add(id(func))
     token, text = source if source is not None else _source(func)
     code = func.__code__
-    spelled = _spelled(text) | set(code.co_names) | set(code.co_freevars)
-    names |= spelled
+    spelled = _own_names(func, text)
+    names.update(spelled)
     parts = [func.__qualname__, token]
     for name, annotation in sorted(func.__annotations__.items()):
         parts.append(f"ann {name}={_value_token(annotation, names, [], seen)}")
@@ -271,11 +293,40 @@ def _function_token(func: Callable, seen: set[int], names: set[str],
         parts.append(f"default {_value_token(default, names, [], seen)}")
     for name, default in sorted((func.__kwdefaults__ or {}).items()):
         parts.append(f"kwdefault {name}={_value_token(default, names, [], seen)}")
-    for name in sorted(spelled):
-        value = _free_value(func, name)
+    # the values the frontend finds for them (externals.py's _free_value): what a gtscript
+    # function captured when decorated, else its closure, else its globals
+    info = getattr(func, GTSCRIPT_FUNCTION_ATTR, None)
+    captured = getattr(info, "captured", None) or {}
+    closure = _closure_namespace(func) if func.__closure__ else {}
+    globals_ = func.__globals__
+    for name in spelled:
+        value = captured.get(name, _MISSING)
+        if value is _MISSING:
+            value = closure.get(name, _MISSING) if name in code.co_freevars else \
+                globals_.get(name, _MISSING)
         if value is not _MISSING:
             parts.append(f"free {name}={_value_token(value, names, [], seen)}")
     return "\n".join(parts)
+
+
+def _own_names(func: Callable, text: str) -> tuple[str, ...]:
+    """The names the frontend may look up for ``func``: those its text spells (annotations,
+    strings and comments included), its code reads, and its string annotations spell
+    (``from __future__ import annotations``, or set by a decorator: the frontend evaluates
+    them in the function's namespace)."""
+    code = func.__code__
+    strings = tuple(a for a in func.__annotations__.values() if isinstance(a, str))
+    return _names_of(text, code.co_names, code.co_freevars, strings)
+
+
+@lru_cache(maxsize=4096)
+def _names_of(text: str, co_names: tuple, co_freevars: tuple,
+              annotations: tuple) -> tuple[str, ...]:
+    """The names a function's text and string annotations spell and its code reads, sorted."""
+    names = _spelled(text) | set(co_names) | set(co_freevars)
+    for annotation in annotations:
+        names |= _spelled(annotation)
+    return tuple(sorted(names))
 
 
 # ------------------------------------------------------------------------- values
@@ -289,13 +340,20 @@ def _value_token(value: Any, names: set[str], path: list[int],
     kind = type(value)
     if kind in _PLAIN or isinstance(value, (np.generic, np.dtype)):
         return f"{kind.__name__}:{value!r}"
+    package = _package(kind)
+    if package in _LANGUAGE_PACKAGES and kind is not types.FunctionType:
+        # the language's own objects (axes, Field[...], iteration policies): immutable
+        return f"{kind.__module__}.{kind.__qualname__}:{value!r}"
     if id(value) in path:  # a cycle: which container above it
         return f"<up {len(path) - path.index(id(value))}>"
     if len(path) >= _MAX_DEPTH:
         raise Unfingerprintable(f"a value nested deeper than {_MAX_DEPTH} levels")
     path = path + [id(value)]
-    if is_gtscript_function(value):
-        return "gtfunction:" + _function_token(value, seen if seen is not None else set(), names)
+    if kind is types.FunctionType or kind is types.MethodType:
+        if is_gtscript_function(value):
+            return "gtfunction:" + _function_token(value, set() if seen is None else seen, names)
+        if kind is types.MethodType:
+            raise Unfingerprintable(f"a bound method {value.__qualname__}")
     if isinstance(value, types.ModuleType):
         return _module_token(value, names, path, seen)
     if isinstance(value, type):
@@ -314,8 +372,6 @@ def _value_token(value: Any, names: set[str], path: list[int],
         cls = type(value)
         return (f"enum:{cls.__module__}.{cls.__qualname__}.{value.name}="
                 f"{_value_token(value.value, names, path, seen)}:{_class_token(cls, names, path, seen)}")
-    if _package(kind) in _LANGUAGE_PACKAGES:  # the language's own objects (axes, Field[...])
-        return f"{kind.__module__}.{kind.__qualname__}:{value!r}"
     if kind in (tuple, list):
         return "(" + ",".join(_value_token(v, names, path, seen) for v in value) + ")"
     if kind in (set, frozenset):
@@ -326,6 +382,8 @@ def _value_token(value: Any, names: set[str], path: list[int],
         return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
     if kind in (range, slice):
         return repr(value)
+    if is_gtscript_function(value):
+        raise Unfingerprintable(f"a gtscript function that is a {kind.__qualname__}")
     return _object_token(value, names, path, seen)
 
 
@@ -341,6 +399,8 @@ def _module_token(module: types.ModuleType, names: set[str], path: list[int],
     value in the disk index)."""
     if module.__name__.split(".")[0] in _FIXED_PACKAGES:
         return f"module:{module.__name__}"
+    if type(module) is not types.ModuleType:  # a module class may compute attributes
+        raise Unfingerprintable(f"module {module.__name__} is a {type(module).__qualname__}")
     namespace = module.__dict__
     spelled = sorted(names & namespace.keys())
     if "__getattr__" in namespace and len(spelled) < len(names):
@@ -358,7 +418,7 @@ def _class_token(cls: type, names: set[str], path: list[int], seen: set[int] | N
     meta = type(cls)
     if not (meta in _METACLASSES or issubclass(meta, enum.EnumMeta)):
         raise Unfingerprintable(f"class {cls.__qualname__} has the metaclass {meta.__qualname__}")
-    parts = [f"class:{cls.__module__}.{cls.__qualname__}"]
+    parts = ["class:" + ",".join(f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__)]
     if issubclass(meta, enum.EnumMeta):  # members by name and value, and the gtscript mark
         parts.append(repr(getattr(cls, lang.ENUM_ATTR, None)))
         parts.extend(f"{n}={_value_token(m.value, names, path, seen)}"
