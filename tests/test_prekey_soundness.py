@@ -467,3 +467,22 @@ def test_a_value_without_a_content_key_builds_every_time():
     inp, out = np.arange(8.0).reshape(2, 2, 2), np.zeros((2, 2, 2))
     second(inp, out)
     np.testing.assert_array_equal(out, inp * 2.0)
+
+
+def rerun(inp: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = inp * 2.0  # rerun: its text spells its own name, which holds the stencil
+
+
+def test_a_rerun_cell_finds_its_stencil_again():
+    """``@gtscript.stencil def rerun`` run again (a notebook cell, a reload): the name the
+    text spells now holds the previous stencil object, which enters by its key."""
+    global rerun
+    definition = rerun
+    try:
+        rerun = gtscript.stencil("numpy", definition)  # the first run binds the name
+        second = gtscript.stencil("numpy", definition)
+        rerun = second
+        assert gtscript.stencil("numpy", definition) is second
+    finally:
+        rerun = definition

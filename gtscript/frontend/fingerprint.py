@@ -50,9 +50,9 @@ _MAX_DEPTH = 32
 #: attributes are the language, NumPy's dtypes and functions, the standard library's): they
 #: enter by name. (Their instances do not: a ``types.SimpleNamespace`` enters by content.)
 _FIXED_PACKAGES = frozenset(("numpy", "gtscript", "gt4py", *sys.stdlib_module_names))
-#: Packages whose objects are the language's own (axes, field descriptors, iteration
-#: policies): immutable, they enter by their repr.
-_LANGUAGE_PACKAGES = frozenset(("gtscript", "gt4py"))
+#: Packages whose objects are the language's own (GT4Py's axes, field descriptors, iteration
+#: policies; gtscript's are in gtscript.lang): immutable, they enter by their repr.
+_LANGUAGE_PACKAGES = frozenset(("gt4py",))
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 _METACLASSES = (type, abc.ABCMeta)
 #: Data descriptors whose value is stored content (slots, namedtuple fields).
@@ -340,10 +340,14 @@ def _value_token(value: Any, names: set[str], path: list[int],
     kind = type(value)
     if kind in _PLAIN or isinstance(value, (np.generic, np.dtype)):
         return f"{kind.__name__}:{value!r}"
-    package = _package(kind)
-    if package in _LANGUAGE_PACKAGES and kind is not types.FunctionType:
+    module = getattr(kind, "__module__", None) or ""
+    if module == lang.__name__ or module.split(".")[0] in _LANGUAGE_PACKAGES:
         # the language's own objects (axes, Field[...], iteration policies): immutable
-        return f"{kind.__module__}.{kind.__qualname__}:{value!r}"
+        return f"{module}.{kind.__qualname__}:{value!r}"
+    if module == "gtscript.stencil" and kind.__name__ in ("Stencil", "NumpyStencil"):
+        # a stencil object (a notebook cell run again finds its previous stencil under the
+        # definition's name): what it is is its compiled code's key
+        return f"stencil:{kind.__name__}:{value.cache_key}"
     if id(value) in path:  # a cycle: which container above it
         return f"<up {len(path) - path.index(id(value))}>"
     if len(path) >= _MAX_DEPTH:
@@ -459,10 +463,10 @@ def _object_token(value: Any, names: set[str], path: list[int], seen: set[int] |
         type(cls) in _METACLASSES or _package(type(cls)) in _FIXED_PACKAGES
     ):
         raise Unfingerprintable(f"an object of type {cls.__qualname__}")
-    for owner in cls.__mro__[:-1]:
-        if "__getattribute__" in owner.__dict__ or "__getattr__" in owner.__dict__:
-            if _package(owner) not in _FIXED_PACKAGES:
-                raise Unfingerprintable(f"{cls.__qualname__} computes its attributes")
+    for owner in cls.__mro__[:-1]:  # the builtin types' own lookup is the generic one
+        if "__getattr__" in owner.__dict__ or ("__getattribute__" in owner.__dict__ and not (
+                owner.__module__ == "builtins" or owner is types.SimpleNamespace)):
+            raise Unfingerprintable(f"{cls.__qualname__} computes its attributes")
     parts = [f"object:{cls.__module__}.{cls.__qualname__}"]
     if isinstance(value, (tuple, list)):  # a namedtuple, a list subclass: its items too
         parts.append(_value_token(list(value), names, path, seen))
