@@ -229,15 +229,17 @@ def _block(text: str, code: types.CodeType) -> str:
     ``inspect.getsource`` cuts them, or more: up to the first logical line after the ``def``
     line indented no deeper than it (strings, brackets and continuations are skipped over,
     so a string's lines at column 0 do not end it), and at least to the code's last line."""
-    lines = text.split("\n")
     first = code.co_firstlineno - 1
-    if not 0 <= first < len(lines):
-        return text
+    start = 0
+    for _ in range(first):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return text  # no such line: all of it
+    first_line = text[start:text.find("\n", start) % (len(text) + 1)]
     last_code = max((line for _, _, line in code.co_lines() if line is not None), default=0)
-    start = sum(len(line) + 1 for line in lines[:first])
-    indent = _indent(lines[first])
+    indent = _indent(first_line)
     depth, end = 0, len(text)
-    in_header = lines[first].lstrip().startswith("@")  # decorators before the def line
+    in_header = first_line.lstrip().startswith("@")  # decorators before the def line
     for match in _LEXEME.finditer(text, start):
         if match.group("open"):
             depth += 1
@@ -256,7 +258,7 @@ def _block(text: str, code: types.CodeType) -> str:
                 break
     block = text[start:end]
     if first + block.count("\n") + 1 < last_code:  # never less than the code spans
-        block = "\n".join(lines[first:last_code])
+        block = "\n".join(text[start:].split("\n")[:last_code - first])
     return block
 
 
