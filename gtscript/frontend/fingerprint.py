@@ -217,10 +217,12 @@ def _drop_stale_lines(filename: str, digest: str, text: str) -> None:
         _checked_lines.pop(filename, None)
 
 
+#: What the block scan must step over (strings, comments, continuations) or stop at (line
+#: ends); brackets are counted between them.
 _LEXEME = re.compile(r"""
       '''(?:[^\\]|\\.)*?''' | \"\"\"(?:[^\\]|\\.)*?\"\"\"
     | '(?:[^'\\\n]|\\.)*' | "(?:[^"\\\n]|\\.)*"
-    | \#[^\n]* | \\\n | (?P<open>[(\[{]) | (?P<close>[)\]}]) | (?P<newline>\n)
+    | \#[^\n]* | \\\n | (?P<newline>\n)
 """, re.S | re.X)
 
 
@@ -240,12 +242,14 @@ def _block(text: str, code: types.CodeType) -> str:
     indent = _indent(first_line)
     depth, end = 0, len(text)
     in_header = first_line.lstrip().startswith("@")  # decorators before the def line
+    position = start
     for match in _LEXEME.finditer(text, start):
-        if match.group("open"):
-            depth += 1
-        elif match.group("close"):
-            depth = max(depth - 1, 0)
-        elif match.group("newline") and depth == 0:
+        between = text[position:match.start()]  # outside strings and comments: brackets
+        position = match.end()
+        if between:
+            depth = max(depth + between.count("(") + between.count("[") + between.count("{")
+                        - between.count(")") - between.count("]") - between.count("}"), 0)
+        if match.group("newline") and depth == 0:
             following = text[match.end():text.find("\n", match.end()) % (len(text) + 1)]
             stripped = following.strip()
             if not stripped or stripped.startswith("#"):
@@ -366,7 +370,8 @@ def _value_token(value: Any, names: set[str], path: list[int],
         return _class_token(value, names, path, seen)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)):
         # a plain function: the frontend calls math builtins by name and refuses the others
-        return f"function:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+        qualname = getattr(value, "__qualname__", value)
+        return f"function:{getattr(value, '__module__', '')}.{qualname}"
     if isinstance(value, np.ndarray):
         # by content: an array changed in place must not find the stencil built from it
         data = np.ascontiguousarray(value)
@@ -377,7 +382,8 @@ def _value_token(value: Any, names: set[str], path: list[int],
     if isinstance(value, enum.Enum):
         cls = type(value)
         return (f"enum:{cls.__module__}.{cls.__qualname__}.{value.name}="
-                f"{_value_token(value.value, names, path, seen)}:{_class_token(cls, names, path, seen)}")
+                f"{_value_token(value.value, names, path, seen)}:"
+                f"{_class_token(cls, names, path, seen)}")
     if kind in (tuple, list):
         return "(" + ",".join(_value_token(v, names, path, seen) for v in value) + ")"
     if kind in (set, frozenset):
@@ -438,8 +444,10 @@ def _class_token(cls: type, names: set[str], path: list[int], seen: set[int] | N
             continue
         if isinstance(attr, staticmethod):
             attr = attr.__func__
-        elif hasattr(type(attr), "__get__") and not isinstance(attr, (types.FunctionType, enum.Enum)):
-            raise Unfingerprintable(f"{cls.__qualname__}.{name} is computed ({type(attr).__name__})")
+        elif hasattr(type(attr), "__get__") and not isinstance(attr, (types.FunctionType,
+                                                                      enum.Enum)):
+            raise Unfingerprintable(f"{cls.__qualname__}.{name} is computed "
+                                    f"({type(attr).__name__})")
         parts.append(f"{name}={_value_token(attr, names, path, seen)}")
     return "[" + ";".join(parts) + "]"
 
