@@ -28,7 +28,7 @@ import tokenize
 import types
 import weakref
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -56,7 +56,7 @@ _LANGUAGE_PACKAGES = frozenset(("gt4py",))
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 _METACLASSES = (type, abc.ABCMeta)
 #: Data descriptors whose value is stored content (slots, namedtuple fields).
-_STORED = (types.MemberDescriptorType, type(collections.namedtuple("_T", "a").a))
+_STORED = (types.MemberDescriptorType, type(vars(collections.namedtuple("_T", "a"))["a"]))
 
 
 def definition_fingerprint(func: Callable, externals: dict | None = None) -> str | None:
@@ -431,11 +431,12 @@ def _class_token(cls: type, names: set[str], path: list[int], seen: set[int] | N
     if not (meta in _METACLASSES or issubclass(meta, enum.EnumMeta)):
         raise Unfingerprintable(f"class {cls.__qualname__} has the metaclass {meta.__qualname__}")
     parts = ["class:" + ",".join(f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__)]
-    if issubclass(meta, enum.EnumMeta):  # members by name and value, and the gtscript mark
+    members: Mapping[str, Any] = getattr(cls, "__members__", {}) if issubclass(
+        meta, enum.EnumMeta) else {}
+    if members:  # an enumeration: members by name and value, and the gtscript mark
         parts.append(repr(getattr(cls, lang.ENUM_ATTR, None)))
         parts.extend(f"{n}={_value_token(m.value, names, path, seen)}"
-                     for n, m in cls.__members__.items())
-    members = cls.__members__ if issubclass(meta, enum.EnumMeta) else {}
+                     for n, m in members.items())
     for name, attr, owner in _class_attributes(cls, names):
         if name in members:
             continue
