@@ -45,8 +45,10 @@ _environment: str | None = None
 
 def environment_token() -> str:
     """What lowers a definition, besides the definition: the Python version (its AST and the
-    marshal format), gtscript's version, and the size and modification time of every file of
-    the package and of the compiled core (an edited or reinstalled gtscript misses)."""
+    marshal format), gtscript's version, and the size, modification and change times of every
+    file of the package and of the compiled core (an edited or reinstalled gtscript misses;
+    the change time, which no copy or ``utime`` can set, catches a rewrite that keeps the
+    size and modification time; the core's own SHA-256 is in every cache key besides)."""
     global _environment
     if _environment is None:
         package = os.path.dirname(os.path.abspath(__file__))
@@ -61,7 +63,7 @@ def environment_token() -> str:
                     except OSError:
                         continue
                     parts.append(f"{os.path.relpath(path, package)}:{sb.st_size}:"
-                                 f"{sb.st_mtime_ns}:{sb.st_ino}")
+                                 f"{sb.st_mtime_ns}:{sb.st_ctime_ns}:{sb.st_ino}")
         _environment = "\n".join(parts)
     return _environment
 

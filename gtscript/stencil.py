@@ -553,10 +553,13 @@ def _build(definition, backend, externals, rebuild, name, options):
     code_options, build_info, dtypes = _check_options(options)
     if build_info is None and (verbose or buildlog.wants(verbose)):
         build_info = {}  # the log reads the build's facts from it
-    key = (frontend.definition_fingerprint(definition, externals), backend, name,
-           tuple(sorted((k, repr(v)) for k, v in code_options.items())),
-           tuple(sorted(dtypes.items())))
-    if not rebuild:
+    # The pre-key: None when something the frontend reads has no content key (a property,
+    # an object of unknown kind): then neither the memory nor the disk index is asked.
+    fingerprint = frontend.definition_fingerprint(definition, externals)
+    key = None if fingerprint is None else (
+        fingerprint, backend, name, tuple(sorted((k, repr(v)) for k, v in code_options.items())),
+        tuple(sorted(dtypes.items())))
+    if not rebuild and key is not None:
         with _memory_lock:
             cached = _memory_cache.pop(key, None)
             if cached is not None:
@@ -569,8 +572,10 @@ def _build(definition, backend, externals, rebuild, name, options):
     # The disk index (gtscript/_index.py): the definition's place enters too, so that the
     # tree's source positions (warnings, errors at call time) are this definition's.
     code = definition.__code__
-    index_key = _index.pre_key(key, code.co_filename, code.co_firstlineno)
-    module = None if rebuild else _from_index(index_key, backend, code_options)
+    index_key = None if key is None else _index.pre_key(key, code.co_filename,
+                                                         code.co_firstlineno)
+    module = None if rebuild or index_key is None else _from_index(index_key, backend,
+                                                                   code_options)
     index = "hit" if module is not None else "miss"
     if module is None:
         tree = frontend.parse_definition(definition, externals, dtypes)
@@ -578,7 +583,7 @@ def _build(definition, backend, externals, rebuild, name, options):
             tree["name"] = name
         parse_time = time.perf_counter() - start
         module = _module_from_tree(tree, backend, code_options, rebuild)
-        if module.cache_key:
+        if module.cache_key and index_key is not None:
             _index.store(index_key, module.cache_key, tree)
     else:
         parse_time = 0.0
@@ -589,8 +594,9 @@ def _build(definition, backend, externals, rebuild, name, options):
     module.__wrapped__ = definition
     module._index_result = index
     with _memory_lock:
-        _memory_cache.pop(key, None)
-        _memory_cache[key] = module
+        if key is not None:
+            _memory_cache.pop(key, None)
+            _memory_cache[key] = module
         limit = _memory_limit()
         while len(_memory_cache) > limit:  # the least recently used go (their code with them)
             del _memory_cache[next(iter(_memory_cache))]
