@@ -26,10 +26,34 @@
 
 /* ---- device arrays ------------------------------------------------------------------ */
 
+/* What a device array's producer asks of its consumer before use (the interface's
+ * version 3 'stream' key): nothing ('stream': None), to order after the work queued on a
+ * stream (an integer: 1 the legacy default stream, 2 the per-thread one, else a CUstream),
+ * or, without the key (older producers say nothing), to wait for the whole context. */
+typedef enum { SYNC_NONE, SYNC_STREAM, SYNC_CONTEXT } SyncKind;
+
+static bool producer_stream(PyObject *cai, SyncKind *kind, DevStream *stream) {
+    PyObject *s = PyDict_GetItemString(cai, "stream"); /* borrowed */
+    *stream = 0;
+    if (s == NULL) {
+        *kind = SYNC_CONTEXT;
+        return true;
+    }
+    if (s == Py_None) {
+        *kind = SYNC_NONE;
+        return true;
+    }
+    if (!PyLong_Check(s) || PyBool_Check(s)) return false;
+    *stream = (DevStream)PyLong_AsUnsignedLongLong(s);
+    *kind = SYNC_STREAM;
+    return !PyErr_Occurred();
+}
+
 /* A NumPy header over the memory an object's __cuda_array_interface__ describes (a new
  * reference), the object itself (new reference) when it has none, NULL on error. */
-static PyObject *device_view(PyObject *o, bool *is_device) {
+static PyObject *device_view(PyObject *o, bool *is_device, SyncKind *kind, DevStream *producer) {
     *is_device = false;
+    *kind = SYNC_NONE;
     if (PyArray_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) return Py_NewRef(o);
     PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
     if (cai == NULL) {
@@ -55,6 +79,7 @@ static PyObject *device_view(PyObject *o, bool *is_device) {
         dims[d] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
         if (have_strides) st[d] = (npy_intp)PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, d));
     }
+    if (!producer_stream(cai, kind, producer)) goto bad;
     void *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
     int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
     if (PyErr_Occurred() || readonly < 0 || !PyArray_DescrConverter(typestr, &descr)) goto bad;
@@ -76,13 +101,25 @@ typedef struct Views {
     PyObject *args, *kwargs; /* with device arrays replaced by their NumPy headers */
     PyObject *dev[GT_MAX_PARAMS]; /* the headers (borrowed from args/kwargs) */
     int ndev;
+    DevStream wait[GT_MAX_PARAMS]; /* the producers' streams to order after, distinct */
+    int nwait;
+    bool sync_context; /* a producer that names no stream */
 } Views;
 
 static bool add_view(Views *v, PyObject *o, PyObject **out) {
     bool dev;
-    *out = device_view(o, &dev);
-    if (*out && dev && v->ndev < GT_MAX_PARAMS) v->dev[v->ndev++] = *out;
-    return *out != NULL;
+    SyncKind kind;
+    DevStream producer;
+    *out = device_view(o, &dev, &kind, &producer);
+    if (*out == NULL || !dev || v->ndev >= GT_MAX_PARAMS) return *out != NULL;
+    v->dev[v->ndev++] = *out;
+    if (kind == SYNC_CONTEXT) v->sync_context = true;
+    if (kind == SYNC_STREAM) {
+        int i = 0;
+        while (i < v->nwait && v->wait[i] != producer) i++;
+        if (i == v->nwait) v->wait[v->nwait++] = producer;
+    }
+    return true;
 }
 
 static bool make_views(Views *v, PyObject *args, PyObject *kwargs) {
@@ -164,6 +201,23 @@ static bool is_device(const Views *v, PyObject *o) {
     return false;
 }
 
+static bool is_legacy(DevStream s) {
+    return s == 0 || s == 1; /* 0: the default stream (stream=None, a producer's 0), 1: CU_STREAM_LEGACY */
+}
+
+/* Orders the call's work after what the GPU arrays' producers queued: nothing where a
+ * producer's stream is the call's own (stream order suffices), an event wait on the call's
+ * stream for another stream, a context synchronisation for a producer that names none. */
+static bool wait_producers(const CudaRuntime *rt, const Views *v, DevStream stream, char *err, size_t errlen) {
+    if (v->sync_context) return rt_sync(rt, err, errlen);
+    for (int i = 0; i < v->nwait; i++) {
+        DevStream p = v->wait[i];
+        if (p == stream || (is_legacy(p) && is_legacy(stream))) continue;
+        if (!rt_stream_wait(rt, p, stream, err, errlen)) return false;
+    }
+    return true;
+}
+
 /* ---- host arrays: one device copy per group of overlapping arrays --------------------- */
 
 typedef struct Region {
@@ -206,6 +260,7 @@ typedef struct Launch {
     int bi, bj;
     int64_t nk;
     DevStream stream;
+    bool timed; /* exec_info asked for: the kernels' time is measured on the host */
     char err[1024];
 } Launch;
 
@@ -245,7 +300,8 @@ static bool run_kernels(Launch *L) {
         }
         q = r;
     }
-    return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err);
+    /* only exec_info's kernel time needs the host to wait here: copy_out's wait ends the call */
+    return !L->timed || rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err);
 }
 
 static bool copy_in(Launch *L) {
@@ -258,13 +314,16 @@ static bool copy_in(Launch *L) {
     return true;
 }
 
-static bool copy_out(Launch *L) {
+/* Queues the copies back (and the checked K reads' failed line into *kline when given), then
+ * waits for the stream: the call's one synchronisation when exec_info is not asked for. */
+static bool copy_out(Launch *L, int64_t *kline, DevPtr kline_dev) {
     for (int i = 0; i < L->nregions; i++) {
         Region *r = &L->regions[i];
         if (r->written &&
             !rt_d2h(L->rt, r->lo, r->dev, (size_t)(r->hi - r->lo), L->stream, L->err, sizeof L->err))
             return false;
     }
+    if (kline && !rt_d2h(L->rt, kline, kline_dev, sizeof *kline, L->stream, L->err, sizeof L->err)) return false;
     return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err); /* the results are on the host now */
 }
 
@@ -297,7 +356,35 @@ typedef struct Buffers {
     size_t hostlen;
     DevPtr *slab; /* per temporary */
     DevPtr args;
+    CudaScratch *scratch; /* the module's buffers, when this call holds them: then nothing is freed */
 } Buffers;
+
+/* A device buffer: the module's kept one when the call holds the scratch, else a new one. */
+static bool get_buffer(Launch *L, Buffers *B, DevPtr *kept, size_t *cap, size_t bytes, DevPtr *out) {
+    if (B->scratch == NULL) return rt_alloc(L->rt, bytes, out, L->err, sizeof L->err);
+    if (!cuda_scratch_fit(L->rt, kept, cap, bytes, L->err, sizeof L->err)) return false;
+    *out = *kept;
+    return true;
+}
+
+/* Queues the argument block's copy, unless the kept buffer already holds these bytes (the
+ * same arrays, domain and scalars as the last call). A stencil with checked K reads always
+ * copies: its kernels write the failed line into the block. */
+static bool upload_args(Launch *L, Buffers *B, bool kernels_write) {
+    CudaScratch *s = B->scratch;
+    if (s && !kernels_write && s->lastlen == B->hostlen && memcmp(s->last, B->host, B->hostlen) == 0) return true;
+    if (s) s->lastlen = 0; /* unknown until the copy is queued */
+    if (!rt_h2d(L->rt, B->args, B->host, B->hostlen, L->stream, L->err, sizeof L->err)) return false;
+    if (s && !kernels_write) {
+        char *last = realloc(s->last, B->hostlen);
+        if (last) { /* without it, the next call copies again */
+            memcpy(last, B->host, B->hostlen);
+            s->last = last;
+            s->lastlen = B->hostlen;
+        }
+    }
+    return true;
+}
 
 /* Slabs of the global temporaries: per block, the tile and its halo at every K level,
  * the fast thread axis fastest. */
@@ -331,7 +418,9 @@ static bool alloc_slabs(Launch *L, Buffers *B, char **ptrs, int64_t *strides, bo
             snprintf(L->err, sizeof L->err, "temporary '%s' is too large", s->name);
             return false;
         }
-        if (!rt_alloc(L->rt, bytes, &B->slab[t], L->err, sizeof L->err)) return false;
+        if (!get_buffer(L, B, B->scratch ? &B->scratch->slab[t] : NULL, B->scratch ? &B->scratch->slabcap[t] : NULL,
+                        bytes, &B->slab[t]))
+            return false;
         ptrs[s->slot] = (char *)(uintptr_t)B->slab[t] + (-lo[0] * sv[0] - lo[1] * sv[1] - lo[2] * sv[2]) * item;
     }
     return true;
@@ -384,7 +473,8 @@ static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
 
 static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream, double t0) {
     const Stencil *st = m->st;
-    Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream};
+    Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream,
+                .timed = b->exec_info != NULL};
     int nslots = stencil_nslots(st);
     /* the scalars, the flag of checked K levels, two words per field (cudagen.h) */
     size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES,
@@ -433,30 +523,28 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     domain[3] = swap;
     memcpy(domain + 4, b->domain + 3, 4 * sizeof *domain); /* the region anchors (call.h) */
     if (!plan_regions(&L, v, b)) goto done;
+    if (cuda_scratch_take(m->cuda)) B.scratch = &m->cuda->scratch;
     if (st->has_checked_k && !call_save_written(st, b, saved)) goto done;
     double t1 = call_now(), t2 = t1;
     Py_BEGIN_ALLOW_THREADS;
     ok = copy_in(&L) && bind_fields(&L, v, b, ptrs, strides) &&
          alloc_slabs(&L, &B, ptrs, strides, swap, nbi * nbj) &&
-         rt_alloc(L.rt, B.hostlen, &B.args, L.err, sizeof L.err);
+         get_buffer(&L, &B, B.scratch ? &B.scratch->args : NULL, B.scratch ? &B.scratch->argscap : NULL, B.hostlen,
+                    &B.args);
     if (ok) {
         L.args[0] = B.args;
         L.args[1] = B.args + 8 * nptr;
         L.args[2] = L.args[1] + 8 * nstr;
         L.args[3] = L.args[2] + 8 * 8;
-        ok = rt_h2d(L.rt, B.args, B.host, B.hostlen, L.stream, L.err, sizeof L.err);
+        ok = upload_args(&L, &B, st->has_checked_k);
     }
     /* arrays of other libraries may still be written by work queued on their streams */
-    if (ok && v->ndev) ok = rt_sync(L.rt, L.err, sizeof L.err);
+    if (ok && v->ndev) ok = wait_producers(L.rt, v, L.stream, L.err, sizeof L.err);
     t1 = call_now();
     ok = ok && run_kernels(&L);
     t2 = call_now();
-    ok = ok && copy_out(&L);
     /* checked K levels: the word after the scalars holds the note of one outside the allowed */
-    if (ok && st->has_checked_k)
-        ok = rt_d2h(L.rt, &kline, L.args[3] + 8 * (DevPtr)st->nscalars, sizeof kline, L.stream, L.err,
-                    sizeof L.err) &&
-             rt_sync_stream(L.rt, L.stream, L.err, sizeof L.err);
+    ok = ok && copy_out(&L, st->has_checked_k ? &kline : NULL, L.args[3] + 8 * (DevPtr)st->nscalars);
     Py_END_ALLOW_THREADS;
     if (!ok) {
         PyErr_Format(PyExc_RuntimeError, "running stencil '%s' on the cuda backend failed: %s", st->name, L.err);
@@ -474,8 +562,12 @@ done:
         char ignored[256];
         if (!ok) rt_sync_stream(L.rt, L.stream, ignored, sizeof ignored); /* nothing queued still uses them */
         for (int i = 0; i < L.nregions; i++) rt_free(L.rt, L.regions[i].dev);
-        for (int t = 0; B.slab && t < st->ntemps; t++) rt_free(L.rt, B.slab[t]);
-        rt_free(L.rt, B.args);
+        for (int t = 0; !B.scratch && B.slab && t < st->ntemps; t++) rt_free(L.rt, B.slab[t]);
+        if (!B.scratch) rt_free(L.rt, B.args);
+    }
+    if (B.scratch) {
+        if (!ok) B.scratch->lastlen = 0; /* a failed call may have left the block half copied */
+        cuda_scratch_give(m->cuda);
     }
     free(L.regions);
     free(B.slab);

@@ -168,7 +168,11 @@ static const char *slot_ptr(W *w, const Symbol *s) {
               * temporary has at most GT_MAX_DATA_DIMS - 1 data dimensions, build.c) */
         ident(base, sizeof base, "t_", s->name, "");
         const char *b = blin(w);
-        w->ptr[s->slot] = gen_declare(&w->g, HOIST, type, base, "(%s)gt_ptrs[%d] + %s * gt_strides[%d]",
+        /* restrict: a slab is the call's own allocation that no field and no other temporary
+         * overlaps, so the compiler may keep field values loaded across stores to it */
+        char rtype[80];
+        snprintf(rtype, sizeof rtype, "%s *__restrict__", cuda_mtype(s->dtype));
+        w->ptr[s->slot] = gen_declare(&w->g, HOIST, rtype, base, "(%s)gt_ptrs[%d] + %s * gt_strides[%d]",
                                       type, s->slot, b, s->slot * GT_STRIDES + GT_STRIDES - 1);
     }
     return w->ptr[s->slot];

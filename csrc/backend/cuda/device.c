@@ -10,7 +10,7 @@
 
 typedef int CUresult; /* CUDA_SUCCESS == 0 */
 typedef int CUdevice;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 
 enum { CUDA_ERROR_STUB_LIBRARY = 34, CUDA_ERROR_NO_DEVICE = 100 };
 enum { CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
@@ -37,6 +37,10 @@ static struct {
     CUresult (*MemcpyHtoDAsync)(DevPtr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, DevPtr, size_t, CUstream);
     CUresult (*StreamSynchronize)(CUstream);
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventDestroy)(CUevent);
+    CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void **, void **);
 } D;
@@ -79,6 +83,10 @@ static bool cu_bind(void *h, char *err, size_t errlen) {
     SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
     SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     SYM(StreamSynchronize, "cuStreamSynchronize");
+    SYM(EventCreate, "cuEventCreate");
+    SYM(EventRecord, "cuEventRecord");
+    SYM(EventDestroy, "cuEventDestroy_v2");
+    SYM(StreamWaitEvent, "cuStreamWaitEvent");
     SYM(LaunchKernel, "cuLaunchKernel");
 #undef SYM
     return true;
@@ -271,4 +279,18 @@ bool rt_sync_stream(const CudaRuntime *rt, DevStream stream, char *err, size_t e
     if (rt->emulated) return true;
     return cu_current(err, errlen) &&
            cu_check(D.StreamSynchronize((CUstream)(uintptr_t)stream), "cuStreamSynchronize", err, errlen);
+}
+
+bool rt_stream_wait(const CudaRuntime *rt, DevStream producer, DevStream consumer, char *err, size_t errlen) {
+    if (rt->emulated) return true;
+    enum { CU_EVENT_DISABLE_TIMING = 2 };
+    CUevent ev = NULL;
+    if (!cu_current(err, errlen) ||
+        !cu_check(D.EventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate", err, errlen))
+        return false;
+    /* an event per wait: a shared one could be re-recorded by a concurrent call in between */
+    bool ok = cu_check(D.EventRecord(ev, (CUstream)(uintptr_t)producer), "cuEventRecord", err, errlen) &&
+              cu_check(D.StreamWaitEvent((CUstream)(uintptr_t)consumer, ev, 0), "cuStreamWaitEvent", err, errlen);
+    D.EventDestroy(ev); /* released once the recorded work completes */
+    return ok;
 }

@@ -49,6 +49,10 @@ bool rt_launch(const CudaRuntime *rt, int k, const unsigned grid[3], const unsig
                const DevPtr args[4], long long klo, long long khi, DevStream stream, char *err, size_t errlen);
 /* Waits for all work of the context (GPU); nothing to do when emulated (launches are synchronous). */
 bool rt_sync(const CudaRuntime *rt, char *err, size_t errlen);
+/* Makes the work queued later on `consumer` wait for the work queued so far on `producer`
+ * (an event recorded there), without blocking the host. Handles as in the CUDA driver:
+ * 0 and 1 (CU_STREAM_LEGACY) the legacy default stream, 2 the per-thread default stream. */
+bool rt_stream_wait(const CudaRuntime *rt, DevStream producer, DevStream consumer, char *err, size_t errlen);
 /* Waits for the work queued on one stream. */
 bool rt_sync_stream(const CudaRuntime *rt, DevStream stream, char *err, size_t errlen);
 

@@ -152,7 +152,15 @@ bool cuda_build(ModuleObject *m, PyObject *options) {
         return false;
     }
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->scratch.lock, NULL);
     m->cuda = c;
+    c->scratch.nslab = m->st->ntemps;
+    c->scratch.slab = calloc((size_t)m->st->ntemps + 1, sizeof *c->scratch.slab);
+    c->scratch.slabcap = calloc((size_t)m->st->ntemps + 1, sizeof *c->scratch.slabcap);
+    if (c->scratch.slab == NULL || c->scratch.slabcap == NULL) {
+        PyErr_NoMemory();
+        return false;
+    }
     if (!load_nvrtc(err, sizeof err)) {
         PyErr_Format(PyExc_RuntimeError, "the cuda backend needs NVRTC: %s", err);
         return false;
@@ -176,8 +184,48 @@ bool cuda_build(ModuleObject *m, PyObject *options) {
     return rebuild >= 0 && obtain_cubin(m, target, rebuild);
 }
 
+/* Frees the scratch buffers (allocated by c->rt); the caller holds the scratch lock or
+ * is the module's last user. */
+static void scratch_drop(CudaModule *c) {
+    CudaScratch *s = &c->scratch;
+    if (c->rt_ready) {
+        rt_free(&c->rt, s->args);
+        for (int t = 0; s->slab && t < s->nslab; t++) rt_free(&c->rt, s->slab[t]);
+    }
+    s->args = 0;
+    s->argscap = 0;
+    s->lastlen = 0;
+    for (int t = 0; s->slab && t < s->nslab; t++) {
+        s->slab[t] = 0;
+        s->slabcap[t] = 0;
+    }
+}
+
+bool cuda_scratch_take(CudaModule *c) {
+    return pthread_mutex_trylock(&c->scratch.lock) == 0;
+}
+
+void cuda_scratch_give(CudaModule *c) {
+    pthread_mutex_unlock(&c->scratch.lock);
+}
+
+bool cuda_scratch_fit(const CudaRuntime *rt, DevPtr *p, size_t *cap, size_t need, char *err, size_t errlen) {
+    if (*p && *cap >= need) return true;
+    rt_free(rt, *p);
+    *p = 0;
+    *cap = 0;
+    if (!rt_alloc(rt, need, p, err, errlen)) return false;
+    *cap = need;
+    return true;
+}
+
 void cuda_module_free(CudaModule *c) {
     if (c == NULL) return;
+    scratch_drop(c);
+    free(c->scratch.slab);
+    free(c->scratch.slabcap);
+    free(c->scratch.last);
+    pthread_mutex_destroy(&c->scratch.lock);
     rt_unload(&c->rt);
     cuda_program_free(&c->prog);
     free(c->cubin);
@@ -270,6 +318,9 @@ PyObject *cuda_method_emulate(ModuleObject *m, PyObject *args) {
         return NULL;
     }
     pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->scratch.lock); /* its buffers belong to the runtime replaced here */
+    scratch_drop(c);
+    pthread_mutex_unlock(&c->scratch.lock);
     rt_unload(&c->rt);
     c->rt = rt;
     c->rt_ready = true;

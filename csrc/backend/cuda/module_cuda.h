@@ -14,6 +14,20 @@
 #include "backend/cuda/device.h"
 #include "module.h"
 
+/* Device buffers kept from one call to the next, so that a call on GPU arrays allocates
+ * nothing: cuMemAlloc costs microseconds and cuMemFree may synchronise the device. One call
+ * at a time uses them (lock, taken with trylock: a concurrent call allocates its own). */
+typedef struct CudaScratch {
+    pthread_mutex_t lock;
+    DevPtr args;         /* the kernels' argument block */
+    size_t argscap;
+    char *last;          /* the bytes last copied into it: an identical block is not copied again */
+    size_t lastlen;
+    DevPtr *slab;        /* per temporary: its global slabs */
+    size_t *slabcap;
+    int nslab;
+} CudaScratch;
+
 typedef struct CudaModule {
     CudaProgram prog;
     char arch[32];
@@ -23,7 +37,14 @@ typedef struct CudaModule {
     CudaRuntime rt;
     bool rt_ready;
     pthread_mutex_t lock; /* guards loading rt */
+    CudaScratch scratch;
 } CudaModule;
+
+/* Takes the module's scratch buffers for one call (false: another call holds them). */
+bool cuda_scratch_take(CudaModule *c);
+void cuda_scratch_give(CudaModule *c);
+/* A device buffer of at least `need` bytes in *p (capacity *cap), reallocated when smaller. */
+bool cuda_scratch_fit(const CudaRuntime *rt, DevPtr *p, size_t *cap, size_t need, char *err, size_t errlen);
 
 /* Generates the source and compiles it; false with a Python exception set. */
 bool cuda_build(ModuleObject *m, PyObject *options);
