@@ -594,7 +594,7 @@ void bound_release(Bound *b) {
 
 /* Points b's tables at its inline storage, or at one heap block for n > GT_BOUND_INLINE
  * parameters (n <= GT_MAX_PARAMS: no size here can overflow). False with MemoryError. */
-static bool bound_tables(Bound *b, int n) {
+bool bound_tables(Bound *b, int n) {
     BoundTables *t = &b->in;
     if (n <= GT_BOUND_INLINE) {
         b->value = t->value, b->owned = t->owned, b->has_own = t->has_own;

@@ -93,6 +93,9 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b);
 
 /* Drops the references bind_all took and frees its tables. */
 void bound_release(Bound *b);
+/* Points b's per-parameter tables at its inline storage, or at one heap block for a stencil of
+ * more than GT_BOUND_INLINE parameters (bound_release frees it). False with MemoryError. */
+bool bound_tables(Bound *b, int n);
 
 /* Whether parameter i has an argument (false: an unused parameter passed None or left out). */
 static inline bool bound_present(const Bound *b, int i) { return b->value[i] != NULL; }

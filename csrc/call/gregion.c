@@ -196,6 +196,10 @@ PyObject *gregion_reach_method(ModuleObject *m, PyObject *args) {
         return NULL;
     Bound *b = calloc(1, sizeof *b); /* 30 kB: off the stack of a Python thread */
     if (b == NULL) return PyErr_NoMemory();
+    if (!bound_tables(b, st->nparams)) {
+        free(b);
+        return NULL;
+    }
     int64_t n[3];
     int count = 0;
     if (!parse_global(domain, "domain", n, &count)) goto done;
@@ -225,6 +229,7 @@ PyObject *gregion_reach_method(ModuleObject *m, PyObject *args) {
     }
     result = d;
 done:
+    bound_release(b);
     free(b);
     return result;
 }
