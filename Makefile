@@ -67,6 +67,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_language_operators.py tests/test_language_field_kinds.py \
   tests/test_interval_field_bounds.py tests/test_cache.py tests/test_cache_hardening.py \
   tests/test_cache_index.py tests/test_cuda.py tests/test_cuda_call_overhead.py tests/test_cuda_slab_loads.py \
+  tests/test_cuda_gpu_array_checks.py \
   tests/test_conformance_gt4py.py \
   tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
   tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py \

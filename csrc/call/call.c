@@ -628,6 +628,11 @@ bool bound_tables(Bound *b, int n) {
 }
 
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
+    return bind_all_but_kbounds(m, args, kwargs, b) &&
+           (!b->validate || kbounds_check(m->st, b->value, b->origin, b->domain, b->kvals));
+}
+
+bool bind_all_but_kbounds(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
     const Stencil *st = m->st;
     PyObject *origin, *domain, *global[2];
     b->nparams = 0;
@@ -691,7 +696,7 @@ bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b) {
             return false;
         }
     }
-    return check_aliasing(st, b) && kbounds_check(st, b->value, b->origin, b->domain, b->kvals);
+    return check_aliasing(st, b);
 }
 
 char *field_origin_address(const Symbol *s, PyObject *array, const int64_t *origin) {
@@ -841,10 +846,10 @@ static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1
  * notes a level outside the domain, and the call then undoes itself. Copies of the written
  * arrays are taken before the run, put back when the kernel noted such a level. */
 
-bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved) {
+bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved, const bool *skip) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *s = st->params[i];
-        if (s->kind != SYM_FIELD || !s->written || b->value[i] == NULL) continue;
+        if (s->kind != SYM_FIELD || !s->written || b->value[i] == NULL || (skip && skip[i])) continue;
         saved[i] = PyArray_NewCopy((PyArrayObject *)b->value[i], NPY_KEEPORDER);
         if (saved[i] == NULL) {
             for (int j = 0; j < i; j++) Py_CLEAR(saved[j]);
@@ -1043,7 +1048,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     }
     PyObject **saved = b.saved;
     memset(saved, 0, sizeof *saved * (size_t)st->nparams);
-    if (st->has_checked_k && !call_save_written(st, &b, saved)) {
+    if (st->has_checked_k && !call_save_written(st, &b, saved, NULL)) {
         release_plan(m, plan, owned);
         goto done;
     }

@@ -90,6 +90,10 @@ typedef struct Bound {
 /* Binds and validates a call's arguments (every check of the cpu call path); false with a
  * Python exception set. Either way, bound_release(b) must follow. */
 bool bind_all(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b);
+/* bind_all without the check of variable K offsets, run-time data indices and interval
+ * bounds from IJ fields (kbounds_check), which reads field values on the host: the cuda call
+ * runs it itself on host copies of the GPU arrays it reads. */
+bool bind_all_but_kbounds(ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b);
 
 /* Drops the references bind_all took and frees its tables. */
 void bound_release(Bound *b);
@@ -111,8 +115,9 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot);
 /* Checked K levels (computed from values the stencil writes): copies of the written
  * argument arrays before the run (saved[p], NULL for others), released afterwards; when the
  * kernel noted a level outside the allowed ones (note != 0: the line, plus the argument's
- * index + 1 shifted left by 32 for a read), first put back, with a ValueError. */
-bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved);
+ * index + 1 shifted left by 32 for a read), first put back, with a ValueError. Parameters with
+ * skip[p] (skip may be NULL) are not copied: the cuda call keeps GPU arrays' copies on the GPU. */
+bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved, const bool *skip);
 bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t note,
                           int64_t nk);
 /* What checked K reads may read: for each field slot s, words[2 s] and words[2 s + 1] the

@@ -2,7 +2,8 @@
  * Calling a cuda stencil. Binding and validation are the cpu call path's (bind_all); then:
  * - arrays exposing __cuda_array_interface__ (CuPy, PyTorch, Numba) are used in place,
  *   with their strides: they are bound as NumPy headers over the device memory, which
- *   bind_all validates like any array but nothing here dereferences on the host;
+ *   bind_all validates like any array but nothing here dereferences on the host (the checks
+ *   that read field values read host copies of those fields: check_on_host);
  * - NumPy arrays are copied to the device (overlapping arrays share one copy, so aliasing
  *   behaves as on the cpu) and the written ones copied back;
  * - the kernels are launched in order with the GIL released. The thread mapping follows
@@ -13,6 +14,7 @@
 #include "call/call.h"
 #include "call/arrays.h"
 #include "call/exec_info.h"
+#include "call/kbounds.h"
 
 #define NO_IMPORT_ARRAY
 #define PY_ARRAY_UNIQUE_SYMBOL gtscript_ARRAY_API
@@ -471,6 +473,106 @@ static bool plan_regions(Launch *L, const Views *v, const Bound *b) {
     return true;
 }
 
+/* ---- GPU arrays: the host's checks and the undo of checked K reads --------------------- */
+
+/* A host copy of a GPU array's bytes, shaped and strided as it (a new reference, NULL with
+ * an exception); the copy is queued on the call's stream: synchronise before reading it. */
+static PyObject *host_mirror(Launch *L, PyObject *header) {
+    PyArrayObject *a = (PyArrayObject *)header;
+    char *lo, *hi;
+    if (!array_byte_span(header, &lo, &hi)) {
+        PyErr_SetString(PyExc_ValueError, "a GPU array's shape and strides reach beyond the address space");
+        return NULL;
+    }
+    npy_intp n = (npy_intp)(hi - lo);
+    PyObject *bytes = PyArray_SimpleNew(1, &n, NPY_UINT8), *view = NULL;
+    if (bytes == NULL) return NULL;
+    if (n && !rt_d2h(L->rt, PyArray_BYTES((PyArrayObject *)bytes), (DevPtr)(uintptr_t)lo, (size_t)n, L->stream,
+                     L->err, sizeof L->err)) {
+        PyErr_Format(PyExc_RuntimeError, "copying a GPU array to the host failed: %s", L->err);
+        goto fail;
+    }
+    PyArray_Descr *d = PyArray_DESCR(a);
+    Py_INCREF(d);
+    view = PyArray_NewFromDescr(&PyArray_Type, d, PyArray_NDIM(a), PyArray_DIMS(a), PyArray_STRIDES(a),
+                                PyArray_BYTES((PyArrayObject *)bytes) + (PyArray_BYTES(a) - lo), 0, NULL);
+    if (view == NULL || PyArray_SetBaseObject((PyArrayObject *)view, bytes) < 0) goto fail;
+    return view; /* owns bytes */
+fail:
+    Py_XDECREF(view);
+    Py_DECREF(bytes);
+    return NULL;
+}
+
+/* kbounds_check, which bind_all_but_kbounds left out, on host copies of the GPU arrays it
+ * reads (index fields: usually a small part of the arguments). The same checks, the same
+ * errors as with NumPy arrays, before anything runs. */
+static bool check_on_host(Launch *L, const Views *v, const Bound *b) {
+    const Stencil *st = L->st;
+    bool reads[GT_MAX_PARAMS];
+    if (!b->validate || !kbounds_reads_fields(st, reads))
+        return !b->validate || kbounds_check(st, b->value, b->origin, b->domain, b->kvals);
+    PyObject *values[GT_MAX_PARAMS], *mirror[GT_MAX_PARAMS] = {0};
+    bool ok = true, copied = false;
+    for (int i = 0; i < st->nparams; i++) {
+        values[i] = b->value[i];
+        if (!ok || !reads[i] || !bound_present(b, i) || !is_device(v, b->value[i])) continue;
+        if (!copied) { /* the arrays' producers may still be writing them */
+            copied = true;
+            ok = wait_producers(L->rt, v, L->stream, L->err, sizeof L->err);
+            if (!ok) PyErr_Format(PyExc_RuntimeError, "waiting for the GPU arrays failed: %s", L->err);
+        }
+        if (ok) ok = (values[i] = mirror[i] = host_mirror(L, b->value[i])) != NULL;
+    }
+    if (ok && copied) {
+        Py_BEGIN_ALLOW_THREADS;
+        ok = rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err);
+        Py_END_ALLOW_THREADS;
+        if (!ok) PyErr_Format(PyExc_RuntimeError, "copying GPU arrays to the host failed: %s", L->err);
+    }
+    if (!ok && copied) { /* no copy still queued may write into a buffer freed below */
+        char ignored[256];
+        Py_BEGIN_ALLOW_THREADS;
+        rt_sync_stream(L->rt, L->stream, ignored, sizeof ignored);
+        Py_END_ALLOW_THREADS;
+    }
+    ok = ok && kbounds_check(st, values, b->origin, b->domain, b->kvals);
+    for (int i = 0; i < st->nparams; i++) Py_XDECREF(mirror[i]);
+    return ok;
+}
+
+/* Checked K reads on GPU arrays (dev[p]: parameter p is a written one): each one's bytes are
+ * copied to a device buffer (saves[p]) before the kernels, and copied back when the kernels
+ * noted a level outside the allowed ones. The host cannot read device memory, and a device
+ * copy never crosses the bus. Queued on the call's stream, after the producers' work. */
+static bool save_device(Launch *L, const Bound *b, const bool *dev, DevPtr *saves) {
+    for (int i = 0; i < L->st->nparams; i++) {
+        if (!dev[i]) continue;
+        char *lo, *hi;
+        if (!array_byte_span(b->value[i], &lo, &hi)) {
+            snprintf(L->err, sizeof L->err, "argument '%s' reaches beyond the address space", L->st->params[i]->name);
+            return false;
+        }
+        if (hi == lo) continue;
+        if (!rt_alloc(L->rt, (size_t)(hi - lo), &saves[i], L->err, sizeof L->err) ||
+            !rt_d2d(L->rt, saves[i], (DevPtr)(uintptr_t)lo, (size_t)(hi - lo), L->stream, L->err, sizeof L->err))
+            return false;
+    }
+    return true;
+}
+
+/* Puts the saved bytes back and waits for the copies. */
+static bool restore_device(Launch *L, const Bound *b, const DevPtr *saves) {
+    for (int i = 0; i < L->st->nparams; i++) {
+        if (saves[i] == 0) continue;
+        char *lo, *hi;
+        (void)array_byte_span(b->value[i], &lo, &hi); /* save_device computed it */
+        if (!rt_d2d(L->rt, (DevPtr)(uintptr_t)lo, saves[i], (size_t)(hi - lo), L->stream, L->err, sizeof L->err))
+            return false;
+    }
+    return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err);
+}
+
 static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream, double t0) {
     const Stencil *st = m->st;
     Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream,
@@ -484,12 +586,14 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     B.host = calloc(1, B.hostlen);
     B.slab = calloc((size_t)st->ntemps + 1, sizeof *B.slab);
     L.regions = calloc((size_t)st->nparams + 1, sizeof *L.regions);
+    DevPtr *saves = calloc((size_t)st->nparams + 1, sizeof *saves); /* GPU arrays' copies */
+    bool dev_written[GT_MAX_PARAMS] = {0}, any_dev_written = false;
     PyObject *result = NULL;
     bool ok = false, restored = false;
     PyObject **saved = b->saved; /* every exit of run releases them: all start NULL */
     memset(saved, 0, sizeof *saved * (size_t)st->nparams);
     int64_t kline = 0;
-    if (!B.host || !B.slab || !L.regions) {
+    if (!B.host || !B.slab || !L.regions || !saves) {
         PyErr_NoMemory();
         goto done;
     }
@@ -503,7 +607,12 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     /* after the flag of checked K levels: the levels each field's array holds (cudagen.h) */
     if (st->has_checked_k)
         call_array_levels(st, b, (int64_t *)(void *)(scalars + 8 * st->nscalars + 8));
-    if ((L.rt = cuda_runtime(m)) == NULL) goto done;
+    if ((L.rt = cuda_runtime(m)) == NULL || (v->ndev && !check_on_host(&L, v, b))) goto done;
+    for (int i = 0; st->has_checked_k && i < st->nparams; i++) {
+        const Symbol *s = st->params[i];
+        dev_written[i] = s->kind == SYM_FIELD && s->written && bound_present(b, i) && is_device(v, b->value[i]);
+        any_dev_written = any_dev_written || dev_written[i];
+    }
     bool swap = j_fastest(st, b);
     L.block[0] = (unsigned)m->cuda->block[0];
     L.block[1] = (unsigned)m->cuda->block[1];
@@ -524,7 +633,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     memcpy(domain + 4, b->domain + 3, 4 * sizeof *domain); /* the region anchors (call.h) */
     if (!plan_regions(&L, v, b)) goto done;
     if (cuda_scratch_take(m->cuda)) B.scratch = &m->cuda->scratch;
-    if (st->has_checked_k && !call_save_written(st, b, saved)) goto done;
+    if (st->has_checked_k && !call_save_written(st, b, saved, dev_written)) goto done;
     double t1 = call_now(), t2 = t1;
     Py_BEGIN_ALLOW_THREADS;
     ok = copy_in(&L) && bind_fields(&L, v, b, ptrs, strides) &&
@@ -540,11 +649,13 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     }
     /* arrays of other libraries may still be written by work queued on their streams */
     if (ok && v->ndev) ok = wait_producers(L.rt, v, L.stream, L.err, sizeof L.err);
+    if (ok && any_dev_written) ok = save_device(&L, b, dev_written, saves);
     t1 = call_now();
     ok = ok && run_kernels(&L);
     t2 = call_now();
     /* checked K levels: the word after the scalars holds the note of one outside the allowed */
     ok = ok && copy_out(&L, st->has_checked_k ? &kline : NULL, L.args[3] + 8 * (DevPtr)st->nscalars);
+    if (ok && kline != 0 && any_dev_written) ok = restore_device(&L, b, saves); /* then raised below */
     Py_END_ALLOW_THREADS;
     if (!ok) {
         PyErr_Format(PyExc_RuntimeError, "running stencil '%s' on the cuda backend failed: %s", st->name, L.err);
@@ -564,64 +675,17 @@ done:
         for (int i = 0; i < L.nregions; i++) rt_free(L.rt, L.regions[i].dev);
         for (int t = 0; !B.scratch && B.slab && t < st->ntemps; t++) rt_free(L.rt, B.slab[t]);
         if (!B.scratch) rt_free(L.rt, B.args);
+        for (int i = 0; saves && i < st->nparams; i++) rt_free(L.rt, saves[i]);
     }
     if (B.scratch) {
         if (!ok) B.scratch->lastlen = 0; /* a failed call may have left the block half copied */
         cuda_scratch_give(m->cuda);
     }
+    free(saves);
     free(L.regions);
     free(B.slab);
     free(B.host);
     return result;
-}
-
-static void note_kexpr(void *ctx, Expr *e) {
-    if (e->field.kexpr) *(bool *)ctx = true;
-}
-
-static bool stmts_have_kexpr(const StmtList *l) {
-    bool any = false;
-    for (int i = 0; i < l->n && !any; i++) {
-        Stmt *s = l->items[i];
-        expr_visit_fields(s->guard, note_kexpr, &any);
-        if (s->kind == S_ASSIGN) expr_visit_fields(s->assign.value, note_kexpr, &any);
-        if (s->kind == S_ASSIGN && s->assign.kexpr) any = true; /* a write at a variable K */
-        if (s->kind == S_WHILE) {
-            expr_visit_fields(s->while_.cond, note_kexpr, &any);
-            any = any || stmts_have_kexpr(&s->while_.body);
-        }
-    }
-    return any;
-}
-
-/* Variable K offsets are bounds-checked by evaluating them on the host (bind_all), which
- * cannot read GPU memory: such calls need NumPy arrays, or validate_args=False. */
-static bool check_device_kexpr(ModuleObject *m, const Views *v, PyObject *kwargs) {
-    /* checked K reads undo a failed call from host copies of the written arrays */
-    if (v->ndev && m->st->has_checked_k) {
-        PyErr_Format(PyExc_ValueError,
-                     "stencil '%s' reads K levels computed from values it writes, and a call that "
-                     "reads outside the domain is undone from host copies of the arrays: pass "
-                     "NumPy arrays",
-                     m->st->name);
-        return false;
-    }
-    if (v->ndev == 0 || (m->cuda->rt_ready && m->cuda->rt.emulated)) return true;
-    PyObject *val = kwargs ? PyDict_GetItemString(kwargs, "validate_args") : NULL;
-    if (val && PyObject_Not(val) == 1) return true;
-    for (int c = 0; c < m->st->ncomps; c++)
-        for (int i = 0; i < m->st->comps[c].nintervals; i++)
-            if (stmts_have_kexpr(&m->st->comps[c].intervals[i].body) ||
-                m->st->data_index_reads_fields || m->st->has_level_bound) {
-                PyErr_Format(PyExc_ValueError,
-                             "stencil '%s' reads fields at variable K offsets, absolute K indices "
-                             "(.at(K=...)), data indices computed from fields or IJ fields as interval bounds, "
-                             "which are checked against "
-                             "the arrays on the host: pass NumPy arrays, or GPU arrays with validate_args=False",
-                             m->st->name);
-                return false;
-            }
-    return true;
 }
 
 PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
@@ -636,8 +700,9 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     b.nparams = 0;
     b.heap = NULL;
     DevStream stream;
-    if (make_views(&v, args, kwargs) && take_stream(&v, &stream) && check_device_kexpr(m, &v, kwargs) &&
-        bind_all(m, v.args, v.kwargs, &b))
+    /* with GPU arrays, the values kbounds_check reads are copied to the host in run() */
+    if (make_views(&v, args, kwargs) && take_stream(&v, &stream) &&
+        (v.ndev ? bind_all_but_kbounds(m, v.args, v.kwargs, &b) : bind_all(m, v.args, v.kwargs, &b)))
         result = run(m, &v, &b, stream, t0);
     bound_release(&b);
     Py_XDECREF(v.args);

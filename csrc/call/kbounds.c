@@ -757,3 +757,43 @@ bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*o
     free(scalars);
     return !c.failed;
 }
+
+/* ---- the fields the check reads ------------------------------------------------------ */
+
+static void mark_field(void *ctx, Expr *e) {
+    if (e->field.sym->kind == SYM_FIELD) ((bool *)ctx)[e->field.sym->index] = true;
+}
+
+/* Marks the fields an offset, index or bound computed on the host reads: every field inside a
+ * variable K offset (a checked one included: a superset costs a copy, never a check) and
+ * inside a __data_index or __level_bound argument. */
+static void mark_expr(void *ctx, Expr *e) {
+    if (e->kind == E_FIELD && e->field.kexpr) expr_visit_fields(e->field.kexpr, mark_field, ctx);
+    if (e->kind == E_CALL && (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND))
+        expr_visit_fields(e->call.args[0], mark_field, ctx);
+}
+
+static void mark_stmts(const StmtList *l, bool *reads) {
+    for (int i = 0; i < l->n; i++) {
+        Stmt *s = l->items[i];
+        expr_visit(s->guard, mark_expr, reads);
+        if (s->kind == S_ASSIGN) {
+            expr_visit(s->assign.value, mark_expr, reads);
+            expr_visit(s->assign.kexpr, mark_expr, reads);
+            expr_visit_fields(s->assign.kexpr, mark_field, reads);
+        } else if (s->kind == S_WHILE) {
+            expr_visit(s->while_.cond, mark_expr, reads);
+            mark_stmts(&s->while_.body, reads);
+        }
+    }
+}
+
+bool kbounds_reads_fields(const Stencil *st, bool *reads) {
+    memset(reads, 0, sizeof *reads * (size_t)st->nparams);
+    if (!st->has_variable_k && !st->has_data_index && !st->has_level_bound) return false;
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++) mark_stmts(&st->comps[c].intervals[i].body, reads);
+    bool any = false;
+    for (int p = 0; p < st->nparams; p++) any = any || reads[p];
+    return any;
+}

@@ -23,4 +23,9 @@
 bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*origin)[3],
                    const int64_t *domain, const int64_t *kvals);
 
+/* Which parameters' values kbounds_check reads (reads[p], for every parameter p): the fields
+ * variable K offsets, run-time data indices and interval bounds are computed from. Returns
+ * whether there is any. */
+bool kbounds_reads_fields(const Stencil *st, bool *reads);
+
 #endif

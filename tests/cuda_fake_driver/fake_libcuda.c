@@ -45,13 +45,28 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void *s, size_t n, voi
 CUresult cuMemcpyDtoHAsync_v2(void *d, unsigned long long s, size_t n, void *st) {
     (void)st; memcpy(d, (void *)(size_t)s, n); return note("cuMemcpyDtoHAsync", n);
 }
+CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long s, size_t n, void *st) {
+    (void)st; memcpy((void *)(size_t)d, (void *)(size_t)s, n); return note("cuMemcpyDtoDAsync", n);
+}
 CUresult cuStreamSynchronize(void *s) { return note("cuStreamSynchronize", (unsigned long long)(size_t)s); }
 CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &fake_handle; return note("cuEventCreate", 0); }
 CUresult cuEventRecord(void *e, void *s) { (void)e; return note("cuEventRecord", (unsigned long long)(size_t)s); }
 CUresult cuEventDestroy_v2(void *e) { (void)e; return note("cuEventDestroy", 0); }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { (void)e; (void)f; return note("cuStreamWaitEvent", (unsigned long long)(size_t)s); }
+/* What a "kernel" does (fake_on_launch): writes `note` into the word `word` of the scalar
+ * block (the kernels' fourth argument), as a kernel noting a checked K level outside the
+ * allowed ones does, and overwrites `n` bytes at `scribble` with 0x5a, as a kernel writing. */
+static long long launch_note;
+static size_t launch_word, launch_n;
+static unsigned char *launch_scribble;
+void fake_on_launch(long long note, size_t word, void *scribble, size_t n) {
+    launch_note = note, launch_word = word, launch_scribble = scribble, launch_n = n;
+}
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void *s, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)params; (void)extra;
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)extra;
+    if (launch_note) memcpy((long long *)(size_t)*(unsigned long long *)params[3] + launch_word, &launch_note, 8);
+    if (launch_scribble) memset(launch_scribble, 0x5a, launch_n);
     return note("cuLaunchKernel", (unsigned long long)(size_t)s);
 }

@@ -36,6 +36,7 @@ static struct {
     CUresult (*MemcpyDtoH)(void *, DevPtr, size_t);
     CUresult (*MemcpyHtoDAsync)(DevPtr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, DevPtr, size_t, CUstream);
+    CUresult (*MemcpyDtoDAsync)(DevPtr, DevPtr, size_t, CUstream);
     CUresult (*StreamSynchronize)(CUstream);
     CUresult (*EventCreate)(CUevent *, unsigned);
     CUresult (*EventRecord)(CUevent, CUstream);
@@ -82,6 +83,7 @@ static bool cu_bind(void *h, char *err, size_t errlen) {
     SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
     SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
     SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
     SYM(StreamSynchronize, "cuStreamSynchronize");
     SYM(EventCreate, "cuEventCreate");
     SYM(EventRecord, "cuEventRecord");
@@ -243,6 +245,15 @@ bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, DevStream st
     }
     return cu_current(err, errlen) &&
            cu_check(D.MemcpyDtoHAsync(dst, src, n, (CUstream)(uintptr_t)stream), "cuMemcpyDtoHAsync", err, errlen);
+}
+
+bool rt_d2d(const CudaRuntime *rt, DevPtr dst, DevPtr src, size_t n, DevStream stream, char *err, size_t errlen) {
+    if (rt->emulated) {
+        memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+        return true;
+    }
+    return cu_current(err, errlen) &&
+           cu_check(D.MemcpyDtoDAsync(dst, src, n, (CUstream)(uintptr_t)stream), "cuMemcpyDtoDAsync", err, errlen);
 }
 
 typedef void (*EmuKernel)(char *const *, const long long *, const long long *, const char *, long long, long long);

@@ -43,6 +43,7 @@ void rt_free(const CudaRuntime *rt, DevPtr p);
 bool rt_h2d(const CudaRuntime *rt, DevPtr dst, const void *src, size_t n, DevStream stream, char *err,
             size_t errlen);
 bool rt_d2h(const CudaRuntime *rt, void *dst, DevPtr src, size_t n, DevStream stream, char *err, size_t errlen);
+bool rt_d2d(const CudaRuntime *rt, DevPtr dst, DevPtr src, size_t n, DevStream stream, char *err, size_t errlen);
 
 /* Launches kernel `k` on `stream` with the common kernel parameters (see cudagen.h). */
 bool rt_launch(const CudaRuntime *rt, int k, const unsigned grid[3], const unsigned block[3], size_t smem,
