@@ -476,13 +476,37 @@ def rerun(inp: Field[np.float64], out: Field[np.float64]):
 
 def test_a_rerun_cell_finds_its_stencil_again():
     """``@gtscript.stencil def rerun`` run again (a notebook cell, a reload): the name the
-    text spells now holds the previous stencil object, which enters by its key."""
+    text spells now holds the previous stencil object (or the definition itself), which no
+    definition can use: the second decoration finds the first's stencil."""
     global rerun
     definition = rerun
     try:
-        rerun = gtscript.stencil("numpy", definition)  # the first run binds the name
-        second = gtscript.stencil("numpy", definition)
-        rerun = second
-        assert gtscript.stencil("numpy", definition) is second
+        first = gtscript.stencil("numpy", definition)  # the name holds the definition
+        rerun = first  # the first run binds the name
+        assert gtscript.stencil("numpy", definition) is first
     finally:
         rerun = definition
+
+
+def shadowed(inp: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = inp + 1.0
+
+
+def test_a_global_named_like_a_parameter_is_not_read():
+    """A notebook's global array named like a parameter (``inp``, ``out``) is not what the
+    definition reads: changing it in place keeps the pre-key, and the hit computes with the
+    arguments passed."""
+    g = globals()
+    g["inp"] = np.zeros((4, 4, 4))
+    try:
+        first = gtscript.stencil("numpy", shadowed)
+        g["inp"][...] = 7.0
+        assert definition_fingerprint(shadowed) is not None
+        again = gtscript.stencil("numpy", shadowed)
+        assert again is first
+        a, b = np.full((4, 4, 4), 2.0), np.zeros((4, 4, 4))
+        again(a, b)
+        assert np.all(b == 3.0)
+    finally:
+        del g["inp"]

@@ -305,14 +305,28 @@ def _function_token(func: Callable, seen: set[int], names: set[str],
     captured = getattr(info, "captured", None) or {}
     closure = _closure_namespace(func) if func.__closure__ else {}
     globals_ = func.__globals__
+    # a parameter's name is the parameter wherever the body uses it: the frontend never looks
+    # it up (a notebook's global `inp` array is not part of a definition with a parameter `inp`)
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     for name in spelled:
+        if name in params:
+            continue
         value = captured.get(name, _MISSING)
         if value is _MISSING:
             value = closure.get(name, _MISSING) if name in code.co_freevars else \
                 globals_.get(name, _MISSING)
-        if value is not _MISSING:
-            parts.append(f"free {name}={_value_token(value, names, [], seen)}")
+        if value is _MISSING or (name == func.__name__ and (value is func or _is_stencil(value))):
+            # a definition's own name holding itself or a stencil (the previous decoration of
+            # a re-run notebook cell or reloaded module): neither can be used in a definition,
+            # so the frontend never reads it
+            continue
+        parts.append(f"free {name}={_value_token(value, names, [], seen)}")
     return "\n".join(parts)
+
+
+def _is_stencil(value: Any) -> bool:
+    kind = type(value)
+    return kind.__module__ == "gtscript.stencil" and kind.__name__ in ("Stencil", "NumpyStencil")
 
 
 def _own_names(func: Callable, text: str) -> tuple[str, ...]:
