@@ -38,9 +38,13 @@ def site(tmp_path_factory):
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-d", str(root / "doctrees"), str(DOCS), str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    # the kernels' own chatter on stderr ("[IPKernelApp] WARNING | ... TCP") is not Sphinx's
+    # the kernels' own chatter on stderr ("[IPKernelApp] WARNING | ... TCP") is not Sphinx's,
+    # nor is libzmq's assertion in a kernel shut down under load (signaler.cpp, seen in about
+    # one build in three on a loaded 2-core machine): the build's status and every notebook's
+    # rendered outputs (the tests below) still tell whether the pages are right
     sphinx_lines = [line for line in proc.stderr.splitlines()
-                    if line.strip() and not line.startswith("[IPKernelApp]")]
+                    if line.strip() and not line.startswith("[IPKernelApp]")
+                    and "src/signaler.cpp" not in line]
     assert proc.returncode == 0 and not sphinx_lines, "\n".join(sphinx_lines) or proc.stdout
     return out
 
