@@ -8,7 +8,6 @@ FIFO in an entry) runs in a subprocess with a timeout, so a regression fails ins
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -23,43 +22,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import PARALLEL, Field, computation, interval
-
-SHAPE = (6, 5, 3)
-_scales = itertools.count(1)
-
-
-def fresh_scale() -> float:
-    """An external value no other stencil in this process was built with: a fresh key."""
-    return 2.0 + next(_scales) / 512.0 + (os.getpid() % 991) / 1e6
-
-
-def shift_defn(inp: Field[np.float64], out: Field[np.float64]):
-    from __externals__ import SCALE
-
-    with computation(PARALLEL), interval(...):
-        out = SCALE * (inp[1, 0, 0] - inp[0, 0, 0])
-
-
-def make(scale):
-    return gtscript.stencil(backend="cpu", definition=shift_defn, externals={"SCALE": scale})
-
-
-def check(st, scale):
-    inp = np.random.default_rng(3).uniform(size=SHAPE)
-    out = np.full(SHAPE, -7.0)
-    st(inp, out, origin=(0, 0, 0), domain=(SHAPE[0] - 1, SHAPE[1], SHAPE[2]))
-    expect = np.full(SHAPE, -7.0)
-    expect[:-1] = scale * (inp[1:] - inp[:-1])
-    np.testing.assert_array_equal(out, expect)
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("GTSCRIPT_CACHE_DIR", str(d))
-    monkeypatch.delenv("GTSCRIPT_CACHE_MAX_BYTES", raising=False)
-    return d
+from cache_helpers import SHAPE, cache_dir, check, fresh_scale, make, shift_defn  # noqa: F401
 
 
 def valid_entry(entry: Path, key: str | None = None) -> bool:

@@ -11,23 +11,10 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, Field, computation, interval
+from shared_stencils import tridiagonal_solver
 
 
-def thomas_defn(a: Field[np.float64], b: Field[np.float64], c: Field[np.float64], d: Field[np.float64],
-                x: Field[np.float64]):
-    with computation(FORWARD):
-        with interval(0, 1):
-            cp = c / b
-            dp = d / b
-        with interval(1, None):
-            cp = c / (b - a * cp[0, 0, -1])
-            dp = (d - a * dp[0, 0, -1]) / (b - a * cp[0, 0, -1])
-    with computation(BACKWARD):
-        with interval(-1, None):
-            x = dp
-        with interval(0, -1):
-            x = dp - cp * x[0, 0, 1]
+thomas_defn = tridiagonal_solver(np.float64)
 
 
 def _stencil():
