@@ -38,8 +38,8 @@ test: build
 # conformance corpus (SANITIZE_K: every test but the corpus's differential one, which runs for
 # three of its twelve modules), the tree fuzzer and the hardening tests of definition trees,
 # duck arrays, function write-through, run-time checks and the cuda call path: 2,607 tests,
-# 22 minutes on a 2-core machine (run beside small test runs; about 10 minutes before the last
-# 165 tests, whose subprocess and NVRTC builds are slow under the sanitizers). The whole suite under the sanitizers is
+# 22 minutes on a 2-core machine running small test runs beside it (the 2,474 tests before them
+# took 10 minutes on a quiet one; where the rest of the time goes is not yet measured). The whole suite under the sanitizers is
 # several times that, too long for every CI run on a 2-core machine;
 # `make test-sanitize FULL=1` runs all of it.
 # ASan writes its reports (leaks included) to build/sanitize/reports/; UBSan's, in the
