@@ -1,6 +1,6 @@
 """What the disk cache's tests share: a one-line stencil built with an external no other build
-in the process used (a fresh cache key), its check against NumPy, and a private cache
-directory for each test."""
+in the process used (a fresh cache key), its check against NumPy, a private cache directory
+for each test, and emptying the memory levels alone."""
 
 from __future__ import annotations
 
@@ -40,6 +40,14 @@ def check(st, scale):
     expect = np.full(SHAPE, -7.0)
     expect[:-1] = scale * (inp[1:] - inp[:-1])
     np.testing.assert_array_equal(out, expect)
+
+
+def clear_memory_only(cache_dir):
+    """Empties the memory levels and keeps the disk as it is (clear() empties both)."""
+    held = cache_dir.with_name("held")
+    os.rename(cache_dir, held)
+    gtscript.cache.clear()
+    os.rename(held, cache_dir)
 
 
 @pytest.fixture

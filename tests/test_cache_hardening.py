@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import gtscript
-from cache_helpers import SHAPE, cache_dir, check, fresh_scale, make, shift_defn  # noqa: F401
+from cache_helpers import (  # noqa: F401
+    SHAPE, cache_dir, check, clear_memory_only, fresh_scale, make, shift_defn)
 
 
 def valid_entry(entry: Path, key: str | None = None) -> bool:
@@ -30,14 +31,6 @@ def valid_entry(entry: Path, key: str | None = None) -> bool:
         return False
     meta = json.loads((entry / "meta.json").read_text())
     return meta["key"] == (key or entry.name) and (entry / "kernel.o").stat().st_size == meta["object"]["size"]
-
-
-def clear_memory_only(cache_dir):
-    """Empties the memory level and keeps the disk level as it is (clear() empties both)."""
-    held = cache_dir.with_name("held")
-    os.rename(cache_dir, held)
-    gtscript.cache.clear()
-    os.rename(held, cache_dir)
 
 
 def build_then_forget(cache_dir, scale):

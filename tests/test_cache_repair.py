@@ -15,19 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import gtscript
-from cache_helpers import SHAPE, cache_dir, check, fresh_scale, make, shift_defn  # noqa: F401
+from cache_helpers import (  # noqa: F401
+    SHAPE, cache_dir, check, clear_memory_only, fresh_scale, make, shift_defn)
 from gtscript import _core
 
 MAX_INDEXES, LOW_WATER = 4096, 4096 - 4096 // 8  # csrc/cache/evict.c
-
-
-def clear_memory_only(cache_dir):
-    """Empties the memory levels and keeps the disk as it is (clear() empties both)."""
-    held = cache_dir.with_name("held")
-    os.rename(cache_dir, held)
-    gtscript.cache.clear()
-    os.rename(held, cache_dir)
 
 
 def valid_entry(entry: Path) -> bool:

@@ -14,7 +14,7 @@ import pytest
 
 import gtscript
 from gtscript import FORWARD, PARALLEL, Field, computation, interval
-from cuda_emulation.runner import compiler, emulate
+from cuda_emulation.runner import emulate, require_compiler
 
 F = Field[np.float64]
 SHAPE = (5, 4, 3)
@@ -357,8 +357,8 @@ CASES = [
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[:-5] for c in CASES])
 def test_parameters_are_written_through_as_in_gt4py(case, backend):
-    if backend == "cuda" and compiler() is None:
-        pytest.skip("no host C compiler for the cuda emulation")
+    if backend == "cuda":
+        require_compiler()
     defn, names, expect, build = case()
     args = _fields(*names, seed=len(names))
     before = {k: v.copy() for k, v in args.items()}
