@@ -294,18 +294,9 @@ def call_overhead(cupy, stream, calls, log):
     host = np.random.default_rng(2).standard_normal((8, 8, 8))
     inp, out = cupy.asfortranarray(cupy.asarray(host)), cupy.zeros((8, 8, 8), order="F")
     host_out = np.zeros_like(host)
-    batches, per_batch = 10, max(1, calls // 10)
 
     def per_call_us(fn):
-        for _ in range(min(per_batch, 200)):
-            fn()
-        samples = []
-        for _ in range(batches):
-            start = time.perf_counter()
-            for _ in range(per_batch):
-                fn()
-            samples.append((time.perf_counter() - start) / per_batch * 1e6)
-        return statistics.median(samples)
+        return suite.median_call_us(fn, calls, warmup=200)
 
     stencil(inp, out, stream=stream)
     np.testing.assert_array_equal(cupy.asnumpy(out), host)
@@ -316,7 +307,7 @@ def call_overhead(cupy, stream, calls, log):
             empty(inp, out)
         stream.synchronize()
 
-    result = {"shape": [8, 8, 8], "calls": batches * per_batch,
+    result = {"shape": [8, 8, 8], "calls": 10 * max(1, calls // 10),
               "cupy_arrays_us": per_call_us(lambda: stencil(inp, out, stream=stream)),
               "numpy_arrays_us": per_call_us(lambda: stencil(host, host_out, stream=stream)),
               "cupy_kernel_and_sync_us": per_call_us(cupy_launch)}

@@ -163,23 +163,29 @@ def _rss_bytes():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def median_call_us(fn, calls, warmup=1000):
+    """Microseconds per call of ``fn``: the median of 10 batches of ``calls // 10`` calls,
+    after a warm-up of at most ``warmup`` calls (caches, first-call plans, allocators)."""
+    batches, per_batch = 10, max(1, calls // 10)
+    for _ in range(min(per_batch, warmup)):
+        fn()
+    samples = []
+    for _ in range(batches):
+        start = time.perf_counter()
+        for _ in range(per_batch):
+            fn()
+        samples.append((time.perf_counter() - start) / per_batch * 1e6)
+    return statistics.median(samples)
+
+
 def measure_call_overhead(backend, calls, log):
     """Microseconds per call of an 8x8x8 float64 copy with validate_args on (median over 10
     batches of calls/10), np.copyto for scale, and the RSS growth over those calls."""
     stencil = gtscript.stencil(backend, definitions.definitions(np.float64)["copy"])
     inp, out = np.random.default_rng(2).standard_normal((8, 8, 8)), np.zeros((8, 8, 8))
-    batches, per_batch = 10, max(1, calls // 10)
 
     def per_call_us(fn):
-        for _ in range(min(per_batch, 1000)):  # warm-up: caches, first-call plans, allocator
-            fn()
-        samples = []
-        for _ in range(batches):
-            start = time.perf_counter()
-            for _ in range(per_batch):
-                fn()
-            samples.append((time.perf_counter() - start) / per_batch * 1e6)
-        return statistics.median(samples)
+        return median_call_us(fn, calls)
 
     def call():
         stencil(inp=inp, out=out, validate_args=True)
@@ -193,7 +199,7 @@ def measure_call_overhead(backend, calls, log):
     print(f"call overhead: {gt_us:.2f} us per call, RSS growth {rss_after - rss_before} bytes",
           file=log)
     return {"backend": backend, "shape": [8, 8, 8], "validate_args": True,
-            "calls": batches * per_batch, "gtscript_us": gt_us, "numpy_copyto_us": np_us,
+            "calls": 10 * max(1, calls // 10), "gtscript_us": gt_us, "numpy_copyto_us": np_us,
             "rss_before_bytes": rss_before, "rss_after_bytes": rss_after,
             "rss_growth_bytes": rss_after - rss_before}
 
