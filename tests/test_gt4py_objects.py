@@ -276,6 +276,30 @@ def test_gt4py_functions_called_directly_through_a_module_and_nested(rng, backen
           **call)
 
 
+def test_a_gt4py_function_as_an_external(rng):
+    q, c = rand(rng), rand(rng)
+    expected = np.zeros(SHAPE)
+    expected[1:] = np.where(c[1:] > 0.0, q[:-1], q[1:])
+    check(definitions.function_external, {"q": q, "c": c, "out": np.zeros(SHAPE)},
+          {"out": expected}, externals={"FLUX": ppm.upwind}, origin=(1, 0, 0),
+          domain=(NI - 1, NJ, NK))
+
+
+def test_axis_indices_held_in_a_dict_and_a_tuple_beyond_gt4py(rng):
+    """GT4Py refuses a dict or a tuple as an external; gtscript reads the GT4Py axis indices
+    they hold (checked against NumPy)."""
+    ext = {"BOUNDS": {"west": gt.I[0] + 1}, "EDGES": (gt.J[0], gt.J[-1] - 1)}
+    with pytest.raises(Exception, match="invalid value for external symbol"):
+        gt4py_run(definitions.held_bounds, {"q": np.zeros(SHAPE), "out": np.zeros(SHAPE)}, ext)
+    q = rand(rng)
+    expected = q.copy()
+    expected[1, NJ - 2] += 1.0
+    for backend in BACKENDS:
+        out = gtscript_run(definitions.held_bounds, backend, {"q": q, "out": np.zeros(SHAPE)},
+                           ext)
+        np.testing.assert_array_equal(out["out"], expected)
+
+
 def test_a_plain_function_of_a_gt4py_module_is_still_refused(tmp_path, monkeypatch):
     module = _write_module(tmp_path, monkeypatch, "gt4py_plain_fn", """
         import numpy as np

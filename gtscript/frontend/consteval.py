@@ -213,7 +213,7 @@ class ConstEvaluator:
             raise ConstEvalError(
                 f"`{ast.unparse(node.slice)}` is not a valid compile-time index", node
             )
-        return self._apply(node, operator.getitem, base, index)
+        return from_gt4py(self._apply(node, operator.getitem, base, index))
 
     def eval_Slice(self, node: ast.Slice) -> slice:
         parts = [

@@ -116,3 +116,20 @@ def column(a: FloatField, sfc: FloatFieldIJ, dz: FloatFieldK, out: FloatField):
 def placeholder(a: Field["T"], b: Field[IJ, ("T", (2,))], out: Field["T"]):
     with computation(PARALLEL), interval(...):
         out = a * b[0, 0][1] + b[0, 0][0]
+
+
+def function_external(q: FloatField, c: FloatField, out: FloatField):
+    from __externals__ import FLUX
+
+    with computation(PARALLEL), interval(...):
+        out = FLUX(q, c)
+
+
+def held_bounds(q: FloatField, out: FloatField):
+    # GT4Py's axis indices held in a dict and a tuple (GT4Py refuses both as externals)
+    from __externals__ import BOUNDS, EDGES
+
+    with computation(PARALLEL), interval(...):
+        out = q
+        with horizontal(region[BOUNDS["west"], EDGES[1]]):
+            out = q + 1.0
