@@ -463,7 +463,9 @@ def test_gtscript_lazy_function_takes_gt4py_12_spelling(rng):
 
 
 def _write_module(tmp_path, monkeypatch, name, source):
-    """Import ``source`` as module ``name`` from ``tmp_path`` (again if it exists)."""
+    """Import ``source`` as module ``name`` from ``tmp_path`` (again if it exists; no
+    bytecode cache, which a rewrite of the same size within a second would not invalidate)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
     importlib.invalidate_caches()
@@ -568,3 +570,27 @@ def test_gt4py_field_placeholders_resolved_by_dtypes(rng, dt):
         ours = {k: v.copy() for k, v in args.items()}
         st(**ours)
         np.testing.assert_array_equal(ours["out"], expected["out"])
+
+
+def test_a_changed_field_alias_in_another_module_rebuilds(tmp_path, monkeypatch):
+    """``FloatField = Field[np.float32]`` made float64 in its module: the same decoration
+    builds float64 parameters."""
+    definition = """
+        from gt4py.cartesian.gtscript import PARALLEL, computation, interval
+
+        from gt4py_alias_types import FloatField
+
+        def copy(a: FloatField, out: FloatField):
+            with computation(PARALLEL), interval(...):
+                out = a
+    """
+    for dtype in ("float32", "float64"):
+        _write_module(tmp_path, monkeypatch, "gt4py_alias_types", f"""
+            import numpy as np
+            from gt4py.cartesian.gtscript import Field
+
+            FloatField = Field[np.{dtype}]
+        """)
+        module = _write_module(tmp_path, monkeypatch, "gt4py_alias_defs", definition)
+        st = gtscript.stencil("cpu", module.copy)
+        assert ("field", "a", dtype, "IJK", ()) in st.ir_tree()["params"]
