@@ -594,3 +594,28 @@ def test_a_changed_field_alias_in_another_module_rebuilds(tmp_path, monkeypatch)
         module = _write_module(tmp_path, monkeypatch, "gt4py_alias_defs", definition)
         st = gtscript.stencil("cpu", module.copy)
         assert ("field", "a", dtype, "IJK", ()) in st.ir_tree()["params"]
+
+
+@pytest.mark.parametrize("use_exp", [True, False])
+def test_gt4py_builtins_imported_by_name(rng, use_exp):
+    """``sqrt``, ``exp``, ``abs``, ``min``, ``max``, ``__INLINED``, ``compile_assert`` imported
+    from GT4Py's module (GT4Py's functions, called by their names), a bool field alias."""
+    a = rand(rng)
+    mask = rng.integers(0, 2, SHAPE).astype(bool)
+    out = np.exp(a) + np.sqrt(np.abs(a)) if use_exp else np.maximum(a, 0.0) + 2.0 * np.minimum(a, 0.0)
+    acc = np.flip(np.cumsum(np.flip(a, axis=2), axis=2), axis=2)
+    check(definitions.builtins_by_name,
+          {"a": a, "mask": mask, "out": np.zeros(SHAPE), "acc": np.zeros(SHAPE)},
+          {"out": np.where(mask, -out, out), "acc": acc}, externals={"USE_EXP": use_exp},
+          rtol=1e-13)
+
+
+def test_gt4py_axes_as_values_and_in_the_offset_shorthand(rng):
+    a = rand(rng)
+    call = {"origin": (1, 0, 0), "domain": (NI - 1, NJ - 1, NK)}
+    expected = np.zeros(SHAPE)
+    ks = np.arange(NK)
+    expected[1:, :-1] = ks * a[1:, 1:]
+    expected[1:, :-1, 1] = a[:-1, :-1, 1] + 100.0
+    check(definitions.axes_as_values, {"a": a, "out": np.zeros(SHAPE)}, {"out": expected},
+          **call)

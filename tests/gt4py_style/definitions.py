@@ -11,15 +11,24 @@ from gt4py.cartesian.gtscript import (
     Field,
     I,
     J,
+    K,
+    __INLINED,
+    abs,
+    compile_assert,
     computation,
+    exp,
     horizontal,
     interval,
+    max,
+    min,
     region,
+    sqrt,
 )
 
 import gt4py_style.ppm as fv_ppm
 from gt4py_style import ppm
 from gt4py_style.fields import (
+    BoolField,
     FloatField,
     FloatFieldIJ,
     FloatFieldK,
@@ -133,3 +142,31 @@ def held_bounds(q: FloatField, out: FloatField):
         out = q
         with horizontal(region[BOUNDS["west"], EDGES[1]]):
             out = q + 1.0
+
+
+def builtins_by_name(a: FloatField, mask: BoolField, out: FloatField, acc: FloatField):
+    from __externals__ import USE_EXP
+    from gt4py.cartesian.__gtscript__ import BACKWARD
+
+    with computation(PARALLEL), interval(...):
+        compile_assert(USE_EXP or not USE_EXP)
+        if __INLINED(USE_EXP):
+            out = exp(a) + sqrt(abs(a))
+        else:
+            out = max(a, 0.0) + min(a, 0.0) * 2.0
+        if mask:
+            out = -out
+    with computation(BACKWARD):
+        with interval(-1, None):
+            acc = a
+        with interval(0, -1):
+            acc = acc[0, 0, 1] + a
+
+
+def axes_as_values(a: FloatField, out: FloatField):
+    # GT4Py's K as the level's index and its axes in the offset shorthand
+    with computation(PARALLEL), interval(...):
+        if K == 1:
+            out = a[I - 1, J] + 100.0
+        else:
+            out = K * a[J + 1]
