@@ -76,10 +76,11 @@ def _field(descriptor: Any) -> lang.FieldDescriptor:
     dtype = descriptor.dtype
     element = (dtype, tuple(descriptor.data_dims)) if descriptor.data_dims else dtype
     axes = tuple(from_gt4py(axis) for axis in descriptor.axes)
+    # (__class_getitem__ spelled out: type checkers do not know these classes subscriptable)
     if not axes:  # GlobalTable[(dtype, (n, ...))]: no grid axes
-        return lang.GlobalTable[element]
+        return lang.GlobalTable.__class_getitem__(element)
     spec = axes[0] if len(axes) == 1 else axes
-    return lang.Field[spec, element]
+    return lang.Field.__class_getitem__((spec, element))
 
 
 def _function(gt: types.ModuleType, func: Callable) -> Callable:
