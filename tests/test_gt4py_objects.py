@@ -619,3 +619,32 @@ def test_gt4py_axes_as_values_and_in_the_offset_shorthand(rng):
     expected[1:, :-1, 1] = a[:-1, :-1, 1] + 100.0
     check(definitions.axes_as_values, {"a": a, "out": np.zeros(SHAPE)}, {"out": expected},
           **call)
+
+
+def test_a_gt4py_function_reads_its_globals_as_they_were_when_decorated(tmp_path, monkeypatch,
+                                                                        rng):
+    """GT4Py inlines the values a function's globals had when ``@gtscript.function`` ran
+    (``_gtscript_["nonlocals"]``), as gtscript's own functions do: a global rebound later
+    does not change the stencil, nor its pre-key. Failed before: gtscript read the rebound
+    value (2.0 where GT4Py computes with 1.0)."""
+    module = _write_module(tmp_path, monkeypatch, "gt4py_rebound", """
+        import numpy as np
+        from gt4py.cartesian import gtscript
+        from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
+
+        COEF = 1.0
+
+        @gtscript.function
+        def scaled(a):
+            return COEF * a
+
+        def uses(a: Field[np.float64], out: Field[np.float64]):
+            with computation(PARALLEL), interval(...):
+                out = scaled(a)
+    """)
+    key = definition_fingerprint(module.uses)
+    monkeypatch.setattr(module, "COEF", 2.0)
+    assert definition_fingerprint(module.uses) == key
+    a = rand(rng)
+    check(module.uses, {"a": a, "out": np.zeros(SHAPE)}, {"out": a})
+    assert definition_fingerprint(module.uses) == key

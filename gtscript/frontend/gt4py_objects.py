@@ -94,8 +94,34 @@ def _function(gt: types.ModuleType, func: Callable) -> Callable:
     if isinstance(getattr(func, "_gtscript_", None), dict):  # GT4Py's @gtscript.function
         from .functions import function
 
-        return function(func)
+        function(func)
+        # the values its names had when GT4Py decorated it, as GT4Py inlines them
+        getattr(func, GTSCRIPT_FUNCTION_ATTR).captured.update(decoration_values(func))
     return func
+
+
+def decoration_values(func: Callable) -> dict[str, Any]:
+    """The values the global and closure names of a function GT4Py's ``@gtscript.function``
+    marked had when it was decorated (GT4Py keeps them, ``_gtscript_["nonlocals"]``, and
+    inlines those, not the names' values at the build). GT4Py merges into that dict the
+    values of the functions it calls: a name one of those also holds, with the same value,
+    may be theirs, not this function's, and is left out (its value now is used)."""
+    record = getattr(func, "_gtscript_", None)
+    nonlocals = record.get("nonlocals") if isinstance(record, dict) else None
+    if not isinstance(nonlocals, dict):
+        return {}
+    code = func.__code__
+    own = set(code.co_names) | set(code.co_freevars)
+    nested = [v._gtscript_.get("nonlocals", {}) for v in nonlocals.values()
+              if isinstance(getattr(v, "_gtscript_", None), dict)]
+    values = {}
+    for name, value in nonlocals.items():
+        if name not in own:  # a dotted name (`ppm.fn`), or a called function's name
+            continue
+        if any(isinstance(n, dict) and name in n and n[name] is value for n in nested):
+            continue
+        values[name] = value
+    return values
 
 
 def is_gt4py_function(value: Any) -> bool:
