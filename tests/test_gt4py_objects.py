@@ -648,3 +648,20 @@ def test_a_gt4py_function_reads_its_globals_as_they_were_when_decorated(tmp_path
     a = rand(rng)
     check(module.uses, {"a": a, "out": np.zeros(SHAPE)}, {"out": a})
     assert definition_fingerprint(module.uses) == key
+
+
+def test_a_gt4py_field_gtscript_cannot_read_names_the_parameter(tmp_path, monkeypatch):
+    """GT4Py builds ``Field[(J, I), ...]`` (axes out of order) without a word; gtscript
+    refuses it at the parameter, with its line, as for its own ``Field``."""
+    module = _write_module(tmp_path, monkeypatch, "gt4py_bad_axes", """
+        import numpy as np
+        from gt4py.cartesian.gtscript import PARALLEL, Field, I, J, computation, interval
+
+        def swapped(a: Field[np.float64], b: Field[(J, I), np.float64]):
+            with computation(PARALLEL), interval(...):
+                a = 1.0
+    """)
+    with pytest.raises(gtscript.errors.GTScriptDefinitionError,
+                       match="parameter 'b'.*unsupported field axes JI") as info:
+        gtscript.stencil("numpy", module.swapped)
+    assert info.value.lineno == 5
