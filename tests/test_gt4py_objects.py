@@ -114,6 +114,9 @@ def test_gt4py_objects_read_as_the_languages_own():
     assert from_gt4py(gt.I[0] + 1) == lang.I[0] + 1
     assert from_gt4py(gt.I[-1] - 2) == lang.I[-1] - 2
     assert from_gt4py(gt.J[0]) == lang.J[0] and from_gt4py(gt.K[-1]) == lang.K[-1]
+    # a NumPy integer offset (GT4Py keeps it, and its own regions then refuse it)
+    shifted = from_gt4py(gt.I[0] + np.int64(2))
+    assert shifted == lang.I[0] + 2 and type(shifted.offset) is int
     assert from_gt4py(gt.AxisInterval("K", 1, 4)) == lang.AxisInterval("K", 1, 4)
     assert from_gt4py(gt.Field) is lang.Field and from_gt4py(gt.GlobalTable) is lang.GlobalTable
     assert from_gt4py(fields.FloatFieldIJ) == lang.Field[lang.IJ, np.float64]

@@ -38,7 +38,7 @@ def from_gt4py(value: Any) -> Any:
         return value
     kind = type(value)
     if kind is types.FunctionType:
-        return _function(gt, value)
+        return _function(value)
     if kind is tuple:
         if value and any(type(item).__module__ == _GT4PY_GTSCRIPT for item in value):
             return tuple(from_gt4py(item) for item in value)
@@ -49,8 +49,8 @@ def from_gt4py(value: Any) -> Any:
         return _AXES.get(value.name, value)
     if isinstance(value, gt.AxisIndex):
         # GT4Py's I[n] + m: from the domain's start for n >= 0, else from its end
-        base = lang.Axis(value.axis)[value.index]
-        return base + value.offset
+        # (GT4Py keeps a NumPy integer offset as it is given: `I[0] + np.int64(2)`)
+        return lang.Axis(value.axis)[int(value.index)] + int(value.offset)
     if isinstance(value, gt.AxisInterval):
         return lang.AxisInterval(value.axis, value.start, value.end)
     if isinstance(value, gt.ShiftedAxis):
@@ -83,7 +83,7 @@ def _field(descriptor: Any) -> lang.FieldDescriptor:
     return lang.Field.__class_getitem__((spec, element))
 
 
-def _function(gt: types.ModuleType, func: Callable) -> Callable:
+def _function(func: Callable) -> Callable:
     """A function GT4Py marked, recorded as a gtscript function (once: the record is kept on
     the function, as gtscript's ``@function`` keeps it); any other function unchanged."""
     if getattr(func, GTSCRIPT_FUNCTION_ATTR, None) is not None:
@@ -125,8 +125,8 @@ def decoration_values(func: Callable) -> dict[str, Any]:
 
 
 def is_gt4py_function(value: Any) -> bool:
-    """Whether ``value`` is a function GT4Py's ``@gtscript.function`` or 1.2's
-    ``@gtscript.lazy_function()`` marked (and gtscript has not recorded yet)."""
+    """Whether ``value`` is a function GT4Py's ``@gtscript.function`` marked, or the closure
+    GT4Py 1.2's ``@gtscript.lazy_function()`` binds a function's name to."""
     return type(value) is types.FunctionType and (
         isinstance(getattr(value, "_gtscript_", None), dict) or lazy_target(value) is not None
     )
