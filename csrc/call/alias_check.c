@@ -11,8 +11,6 @@
 /* Above this many bytes of state the check gives up and the call is refused as before. */
 #define STATE_MAX_BYTES ((size_t)64 << 20)
 
-enum { DIRTY = 1, EVER = 2 };
-
 /* Points [lo, hi) along each axis (I, J, K) of the index space. */
 typedef struct {
     int64_t lo[3], hi[3];
@@ -31,7 +29,7 @@ typedef struct {
     int ws, rs;   /* the slots of the written and the read field */
     Axis ax[3];
     size_t ncells;
-    unsigned char *state; /* per cell: DIRTY, EVER */
+    unsigned char *dirty; /* per cell: some statement may have stored another value there */
     unsigned char *own;   /* per cell and temporary: holds the input's value at the point */
     int *stamp;           /* per cell: the last op that visited it (boxes of an op may overlap) */
     int ntemps;
@@ -120,10 +118,10 @@ static int make_state(Check *c) {
     size_t per = 1 + (size_t)c->ntemps + sizeof(int), bytes;
     if (__builtin_mul_overflow(n, per, &bytes) || bytes > STATE_MAX_BYTES) return 0;
     c->ncells = n;
-    c->state = calloc(n + 1, 1);
+    c->dirty = calloc(n + 1, 1);
     c->own = calloc(n * (size_t)c->ntemps + 1, 1);
     c->stamp = malloc(sizeof(int) * (n + 1));
-    if (c->state == NULL || c->own == NULL || c->stamp == NULL) {
+    if (c->dirty == NULL || c->own == NULL || c->stamp == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -134,7 +132,7 @@ static int make_state(Check *c) {
 /* Whether op's value at cell i is the input's original value there. */
 static bool value_is_input(const Check *c, const AliasOp *op, size_t i) {
     if (op->copy_of == c->rs) return true; /* read at a clean point (checked) */
-    if (op->copy_of == c->ws) return !(c->state[i] & DIRTY);
+    if (op->copy_of == c->ws) return !c->dirty[i];
     int t = op->copy_of - c->st->nfields;
     return t >= 0 && t < c->ntemps && c->own[i * (size_t)c->ntemps + (size_t)t];
 }
@@ -146,14 +144,15 @@ static bool step(Check *c, int opi, size_t i) {
     c->stamp[i] = opi;
     for (int k = 0; k < op->nreads; k++) {
         const AliasRead *rd = &c->sum->reads[op->first_read + k];
-        if (rd->slot == c->rs && rd->timed && (c->state[i] & DIRTY)) return false;
+        if (rd->slot == c->rs && rd->timed && c->dirty[i]) return false;
     }
     if (op->target < 0) return true;
     bool orig = value_is_input(c, op, i);
     if (op->target == c->ws) {
-        /* a conditional store may leave the point as it was: it can only dirty it */
-        if (!orig) c->state[i] |= DIRTY | EVER;
-        else if (!op->may) c->state[i] &= (unsigned char)~DIRTY;
+        /* a store of the input's own value leaves the point as it is; a dirty point stays
+         * dirty even when a copy puts the original value back, since a backend may have read
+         * the point ahead (the cuda backend's slabs load a tile before its statements run) */
+        if (!orig) c->dirty[i] = 1;
     } else if (op->target >= c->st->nfields) {
         unsigned char *o = &c->own[i * (size_t)c->ntemps + (size_t)(op->target - c->st->nfields)];
         *o = op->may ? (unsigned char)(*o && orig) : (unsigned char)orig;
@@ -182,11 +181,11 @@ static bool run_ops(Check *c) {
     return true;
 }
 
-/* Whether any ever-dirty cell meets r. */
+/* Whether any dirty cell meets r. */
 static bool meets_dirty(const Check *c, const Rect *r) {
     size_t ny = cells_along(&c->ax[1]), nz = cells_along(&c->ax[2]);
     for (size_t i = 0; i < c->ncells; i++) {
-        if (!(c->state[i] & EVER)) continue;
+        if (!c->dirty[i]) continue;
         size_t cell[3] = {i / (ny * nz), (i / nz) % ny, i % nz};
         bool meets = true;
         for (int a = 0; a < 3 && meets; a++) {
@@ -198,7 +197,7 @@ static bool meets_dirty(const Check *c, const Rect *r) {
     return false;
 }
 
-/* Whether every untimed read of the input stays off the points ever dirty. */
+/* Whether every untimed read of the input stays off the dirty points. */
 static bool reads_clean(const Check *c) {
     for (int opi = 0; opi < c->sum->nops; opi++) {
         const AliasOp *op = &c->sum->ops[opi];
@@ -241,7 +240,7 @@ int alias_order_free(const Stencil *st, const Bound *b, const Symbol *w, const S
     result = run_ops(&c) && reads_clean(&c);
 done:
     for (int a = 0; a < 3; a++) free(c.ax[a].cut);
-    free(c.state);
+    free(c.dirty);
     free(c.own);
     free(c.stamp);
     return result;
