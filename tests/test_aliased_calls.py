@@ -420,10 +420,12 @@ _built = {}
 
 
 def build(backend, definition):
+    """cuda runs on the host emulation; "cuda-reversed" runs its thread blocks in reverse."""
     key = (backend, definition.__name__)
     if key not in _built:
-        st = gtscript.stencil(backend=backend, definition=definition, externals=axis_offsets())
-        _built[key] = emulate(st) if backend == "cuda" else st
+        kind = backend.split("-")[0]
+        st = gtscript.stencil(backend=kind, definition=definition, externals=axis_offsets())
+        _built[key] = emulate(st, reverse=backend.endswith("reversed")) if kind == "cuda" else st
     return _built[key]
 
 
@@ -551,7 +553,8 @@ def call(stencil, names, scalars, arrays, kwargs, copies=()):
 # every layout on cpu; the other backends on the view with margins, whose origin and domain
 # differ from the array's and whose neighbours must stay untouched
 RUNS = [("cpu", "exact"), ("cpu", "view"), ("cpu", "origin"), ("numpy", "view"),
-        pytest.param("cuda", "view", marks=BACKENDS[2].marks)]
+        pytest.param("cuda", "view", marks=BACKENDS[2].marks),
+        pytest.param("cuda-reversed", "origin", marks=BACKENDS[2].marks)]
 
 
 @pytest.mark.parametrize("backend, kind", RUNS)
@@ -576,6 +579,25 @@ def test_corner_fills_in_place_equal_separate_copies_and_numpy(case, backend, ki
         np.testing.assert_array_equal(bufs[n][outside], untouched[n][outside], err_msg=f"{n}: margins")
     changed = any(not np.array_equal(expected[n], values[n]) for n in values)
     assert changed  # the fill did something
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_corner_fill_in_place_on_parts_of_a_global_grid(backend, rng):
+    # regions placed on the global grid (global_origin=, global_domain=): the part at the grid's
+    # south-west corner fills that corner; a part inside the grid has no corner to fill
+    stencil = build(backend, fill_2cells_x)
+    grid = (D0 + 7, D1 + 9, NK)
+    q = rng.standard_normal((D0, D1, NK))
+    expected = q.copy()
+    for a in (1, 2):
+        expected[IS - a, JS - 1] = q[IS - 1, JS + a - 1]
+    stencil(q, q, origin=(0, 0, 0), domain=(D0, D1, NK), global_origin=(0, 0), global_domain=grid[:2])
+    np.testing.assert_array_equal(q, expected)
+    inner = rng.standard_normal((D0, D1, NK))
+    before = inner.copy()
+    stencil(inner, inner, origin=(0, 0, 0), domain=(D0, D1, NK), global_origin=(4, 5),
+            global_domain=grid[:2])
+    np.testing.assert_array_equal(inner, before)
 
 
 REFUSED = {
