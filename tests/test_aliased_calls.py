@@ -409,6 +409,27 @@ def forward_reads_written_level(q_out: F, q_in: F):
             q_out = q_in[0, 1, 0] + q_in[0, 0, -1]  # the level below: stored the step before
 
 
+def k_offset_store(q_out: F, q_in: F):
+    from __externals__ import i_start, j_start
+
+    with computation(FORWARD), interval(0, -1):
+        with horizontal(region[i_start - 1, j_start - 1]):
+            q_out[0, 0, 1] = q_in[0, 1, 0]  # stores the level above
+    with computation(PARALLEL), interval(-1, None):
+        with horizontal(region[i_start - 1, j_start - 2]):
+            q_out = q_in[0, 1, 0]  # the top level of the point stored from the level below
+
+
+def data_dimension_fill(q_out: Field[(np.float64, (2,))], q_in: Field[(np.float64, (2,))]):
+    from __externals__ import i_start, j_start
+
+    with computation(PARALLEL), interval(...):
+        with horizontal(region[i_start - 1, j_start - 1]):
+            q_out[0, 0, 0][0] = q_in[0, 1, 0][1]
+        with horizontal(region[i_start - 1, j_start - 2]):
+            q_out[0, 0, 0][1] = q_in[0, 1, 0][0]  # the component the first region stores
+
+
 # ====================================================================== the harness
 
 NI, NJ, NK = 5, 6, 4
@@ -607,6 +628,8 @@ REFUSED = {
     "temporary_reaches_written_point": (temporary_reaches_written_point, ("q", "q"), "horizontal offset"),
     "condition_reads_written_point": (condition_reads_written_point, ("q", "q"), "horizontal offset"),
     "forward_reads_written_level": (forward_reads_written_level, ("q", "q"), "horizontal offset"),
+    "k_offset_store": (k_offset_store, ("q", "q"), "horizontal offset"),
+    "data_dimension_fill": (data_dimension_fill, ("d", "d"), "horizontal offset"),
     "partial_overlap": (copy_corners_x, ("q+", "q"), "different positions"),
     "other_origin": (fill_2cells_x, ("q", "q"), "different positions"),
 }
@@ -619,9 +642,9 @@ TODAY = ("share memory: the first is written while the second is read with a hor
 def test_calls_that_could_depend_on_the_order_are_refused(case, backend, rng):
     definition, names, why = REFUSED[case]
     stencil = build(backend, definition)
-    big = rng.standard_normal((D0 + 1, D1, NK))
+    big = rng.standard_normal((D0 + 1, D1, NK, 2))
     before = big.copy()
-    arrays = {"q": big[:D0], "q+": big[1:], "o": np.zeros((D0, D1, NK))}
+    arrays = {"q": big[:D0, ..., 0], "q+": big[1:, ..., 0], "d": big[:D0], "o": np.zeros((D0, D1, NK))}
     kwargs = {"origin": (0, 0, 0), "domain": (D0, D1, NK)}
     if case == "other_origin":
         kwargs = {"origin": {"q_out": (1, 0, 0), "q_in": (0, 0, 0)}, "domain": (D0 - 1, D1, NK)}
@@ -635,7 +658,7 @@ def test_calls_that_could_depend_on_the_order_are_refused(case, backend, rng):
     np.testing.assert_array_equal(big, before)  # nothing ran
     assert not arrays["o"].any()
     # the same definitions run on separate arrays
-    separate = [rng.standard_normal((D0, D1, NK)) for _ in names]
+    separate = [rng.standard_normal(arrays[n].shape) for n in names]
     stencil(*separate, origin=(0, 0, 0), domain=(D0 - 1, D1, NK))
 
 
