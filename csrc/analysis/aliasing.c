@@ -111,8 +111,11 @@ static bool collect_stmt(Collect *c, const Stmt *s, const Stmt *outer, bool in_w
     }
     if (s->kind != S_ASSIGN) return true; /* lowered away before the extents */
     const Symbol *t = s->assign.target;
-    bool argument = t->kind == SYM_FIELD;
-    if (!visit_reads(c, s->assign.value, argument && !in_while) ||
+    /* an argument field written beyond the domain (read later at an offset) may be computed
+     * again in the halo of a neighbouring tile or thread block, later than program order */
+    const int *h = s->horizontal_extent;
+    bool once = t->kind == SYM_FIELD && !in_while && !h[0] && !h[1] && !h[2] && !h[3];
+    if (!visit_reads(c, s->assign.value, once) ||
         !visit_reads(c, s->assign.kexpr, false))
         return false;
     op.nreads = c->sum->nreads - op.first_read;

@@ -18,9 +18,10 @@ typedef struct AliasRead {
     int slot;    /* the field's slot */
     int off[3];  /* its offset (zero where anyk) */
     bool anyk;   /* a variable or absolute K index: any level */
-    /* at the point itself, by a statement that writes an argument field, outside its guard
-     * and any while loop: such a statement runs once per point, after the statements before
-     * it at that point, so the read sees memory as the statements before it left it */
+    /* at the point itself, by a statement that writes an argument field on the domain (no
+     * extent), outside its guard and any while loop: such a statement runs once per point,
+     * after the statements before it at that point, so the read sees memory as the
+     * statements before it left it */
     bool timed;
 } AliasRead;
 

@@ -13,9 +13,9 @@
  * storing exactly that value (a copy of the input at the point, of the output while clean, or
  * of a temporary holding such a copy) changes nothing. With a separate copy,
  * every read of the input sees the original value; in place it does too when
- *   - a read at the point itself by a statement writing an argument field (outside guards
- *     and while loops: run once per point, after the statements before it there) finds the
- *     point clean at that moment, and
+ *   - a read at the point itself by a statement writing an argument field on the domain
+ *     (outside guards and while loops: run once per point, after the statements before it
+ *     there) finds the point clean at that moment, and
  *   - every other read of the input (at an offset, at another or a variable K level, in a
  *     guard or a while loop, or computing a temporary, which backends may compute on an
  *     extended domain, recompute per tile or inline into later statements) reaches no point
