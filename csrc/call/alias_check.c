@@ -33,6 +33,11 @@ typedef struct {
     unsigned char *own;   /* per cell and temporary: holds the input's value at the point */
     int *stamp;           /* per cell: the last op that visited it (boxes of an op may overlap) */
     int ntemps;
+    /* per op, its points in each of its boxes (one rect without boxes): rects[rect0[op]..
+     * rect0[op + 1]), live where not empty */
+    int *rect0;
+    Rect *rects;
+    unsigned char *live;
 } Check;
 
 /* The points op runs on inside box k (k < 0: no box) in the plane, and its levels; false
@@ -58,45 +63,6 @@ static bool op_rect(const Check *c, const AliasOp *op, int k, Rect *r) {
     return r->lo[0] < r->hi[0] && r->lo[1] < r->hi[1] && r->lo[2] < r->hi[2];
 }
 
-static int cmp64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Every op's points as cut positions along each axis. False with MemoryError. */
-static bool make_axes(Check *c) {
-    size_t cap = 2;
-    for (int i = 0; i < c->sum->nops; i++) cap += 2 * (size_t)(c->sum->ops[i].nboxes + 1);
-    for (int a = 0; a < 3; a++) {
-        c->ax[a].cut = malloc(sizeof(int64_t) * cap);
-        c->ax[a].n = 0;
-        if (c->ax[a].cut == NULL) {
-            PyErr_NoMemory();
-            return false;
-        }
-    }
-    for (int i = 0; i < c->sum->nops; i++) {
-        const AliasOp *op = &c->sum->ops[i];
-        for (int k = op->nboxes ? 0 : -1; k < op->nboxes; k++) {
-            Rect r;
-            if (!op_rect(c, op, k, &r)) continue;
-            for (int a = 0; a < 3; a++) {
-                c->ax[a].cut[c->ax[a].n++] = r.lo[a];
-                c->ax[a].cut[c->ax[a].n++] = r.hi[a];
-            }
-        }
-    }
-    for (int a = 0; a < 3; a++) {
-        Axis *x = &c->ax[a];
-        qsort(x->cut, (size_t)x->n, sizeof *x->cut, cmp64);
-        int m = 0;
-        for (int i = 0; i < x->n; i++)
-            if (m == 0 || x->cut[i] != x->cut[m - 1]) x->cut[m++] = x->cut[i];
-        x->n = m;
-    }
-    return true;
-}
-
 /* The first cell starting at or after v (cuts are sorted; v is one of them for op rects). */
 static int cell_at(const Axis *x, int64_t v) {
     int lo = 0, hi = x->n;
@@ -106,6 +72,48 @@ static int cell_at(const Axis *x, int64_t v) {
         else hi = mid;
     }
     return lo;
+}
+
+/* Adds v to the sorted, distinct cuts of x (room for it was allocated). */
+static void add_cut(Axis *x, int64_t v) {
+    int at = cell_at(x, v);
+    if (at < x->n && x->cut[at] == v) return;
+    memmove(x->cut + at + 1, x->cut + at, sizeof *x->cut * (size_t)(x->n - at));
+    x->cut[at] = v;
+    x->n++;
+}
+
+/* Every op's points, and their edges as the cuts of each axis. False with MemoryError. */
+static bool make_axes(Check *c) {
+    const AliasSummary *sum = c->sum;
+    size_t nrects = 0;
+    for (int i = 0; i < sum->nops; i++) nrects += sum->ops[i].nboxes ? (size_t)sum->ops[i].nboxes : 1;
+    c->rect0 = malloc(sizeof(int) * ((size_t)sum->nops + 1));
+    c->rects = malloc(sizeof(Rect) * (nrects + 1));
+    c->live = malloc(nrects + 1);
+    for (int a = 0; a < 3; a++) {
+        c->ax[a].cut = malloc(sizeof(int64_t) * (2 * nrects + 1));
+        c->ax[a].n = 0;
+    }
+    if (!c->rect0 || !c->rects || !c->live || !c->ax[0].cut || !c->ax[1].cut || !c->ax[2].cut) {
+        PyErr_NoMemory();
+        return false;
+    }
+    int n = 0;
+    for (int i = 0; i < sum->nops; i++) {
+        const AliasOp *op = &sum->ops[i];
+        c->rect0[i] = n;
+        for (int k = op->nboxes ? 0 : -1; k < op->nboxes; k++, n++) {
+            Rect *r = &c->rects[n];
+            c->live[n] = op_rect(c, op, k, r);
+            for (int a = 0; c->live[n] && a < 3; a++) {
+                add_cut(&c->ax[a], r->lo[a]);
+                add_cut(&c->ax[a], r->hi[a]);
+            }
+        }
+    }
+    c->rect0[sum->nops] = n;
+    return true;
 }
 
 static size_t cells_along(const Axis *x) { return x->n > 1 ? (size_t)x->n - 1 : 0; }
@@ -165,13 +173,12 @@ static bool step(Check *c, int opi, size_t i) {
 static bool run_ops(Check *c) {
     size_t ny = cells_along(&c->ax[1]), nz = cells_along(&c->ax[2]);
     for (int opi = 0; opi < c->sum->nops; opi++) {
-        const AliasOp *op = &c->sum->ops[opi];
-        for (int k = op->nboxes ? 0 : -1; k < op->nboxes; k++) {
-            Rect r;
-            if (!op_rect(c, op, k, &r)) continue;
-            int x0 = cell_at(&c->ax[0], r.lo[0]), x1 = cell_at(&c->ax[0], r.hi[0]);
-            int y0 = cell_at(&c->ax[1], r.lo[1]), y1 = cell_at(&c->ax[1], r.hi[1]);
-            int z0 = cell_at(&c->ax[2], r.lo[2]), z1 = cell_at(&c->ax[2], r.hi[2]);
+        for (int k = c->rect0[opi]; k < c->rect0[opi + 1]; k++) {
+            if (!c->live[k]) continue;
+            const Rect *r = &c->rects[k];
+            int x0 = cell_at(&c->ax[0], r->lo[0]), x1 = cell_at(&c->ax[0], r->hi[0]);
+            int y0 = cell_at(&c->ax[1], r->lo[1]), y1 = cell_at(&c->ax[1], r->hi[1]);
+            int z0 = cell_at(&c->ax[2], r->lo[2]), z1 = cell_at(&c->ax[2], r->hi[2]);
             for (int x = x0; x < x1; x++)
                 for (int y = y0; y < y1; y++)
                     for (int z = z0; z < z1; z++)
@@ -181,19 +188,25 @@ static bool run_ops(Check *c) {
     return true;
 }
 
+/* The cells [*first, *last) of axis x that meet the points [lo, hi). */
+static void cells_meeting(const Axis *x, int64_t lo, int64_t hi, int *first, int *last) {
+    int n = (int)cells_along(x);
+    int a = cell_at(x, lo), b = cell_at(x, hi);
+    /* the cell holding lo starts at or before it; cells from b on start at or after hi */
+    if (a == x->n || (a > 0 && x->cut[a] > lo)) a--;
+    *first = a < 0 ? 0 : a;
+    *last = b > n ? n : b;
+}
+
 /* Whether any dirty cell meets r. */
 static bool meets_dirty(const Check *c, const Rect *r) {
     size_t ny = cells_along(&c->ax[1]), nz = cells_along(&c->ax[2]);
-    for (size_t i = 0; i < c->ncells; i++) {
-        if (!c->dirty[i]) continue;
-        size_t cell[3] = {i / (ny * nz), (i / nz) % ny, i % nz};
-        bool meets = true;
-        for (int a = 0; a < 3 && meets; a++) {
-            const int64_t *cut = c->ax[a].cut;
-            meets = cut[cell[a]] < r->hi[a] && r->lo[a] < cut[cell[a] + 1];
-        }
-        if (meets) return true;
-    }
+    int lo[3], hi[3];
+    for (int a = 0; a < 3; a++) cells_meeting(&c->ax[a], r->lo[a], r->hi[a], &lo[a], &hi[a]);
+    for (int x = lo[0]; x < hi[0]; x++)
+        for (int y = lo[1]; y < hi[1]; y++)
+            for (int z = lo[2]; z < hi[2]; z++)
+                if (c->dirty[((size_t)x * ny + (size_t)y) * nz + (size_t)z]) return true;
     return false;
 }
 
@@ -204,9 +217,9 @@ static bool reads_clean(const Check *c) {
         for (int k = 0; k < op->nreads; k++) {
             const AliasRead *rd = &c->sum->reads[op->first_read + k];
             if (rd->slot != c->rs || rd->timed) continue;
-            for (int bx = op->nboxes ? 0 : -1; bx < op->nboxes; bx++) {
-                Rect r;
-                if (!op_rect(c, op, bx, &r)) continue;
+            for (int bx = c->rect0[opi]; bx < c->rect0[opi + 1]; bx++) {
+                if (!c->live[bx]) continue;
+                Rect r = c->rects[bx];
                 for (int a = 0; a < 3; a++) {
                     r.lo[a] += rd->off[a];
                     r.hi[a] += rd->off[a];
@@ -240,6 +253,9 @@ int alias_order_free(const Stencil *st, const Bound *b, const Symbol *w, const S
     result = run_ops(&c) && reads_clean(&c);
 done:
     for (int a = 0; a < 3; a++) free(c.ax[a].cut);
+    free(c.rect0);
+    free(c.rects);
+    free(c.live);
     free(c.dirty);
     free(c.own);
     free(c.stamp);
