@@ -430,6 +430,17 @@ def data_dimension_fill(q_out: Field[(np.float64, (2,))], q_in: Field[(np.float6
             q_out[0, 0, 0][1] = q_in[0, 1, 0][0]  # the component the first region stores
 
 
+def two_regions(q_out: F, q_in: F):
+    # region points and read offsets from externals (test_two_regions_...)
+    from __externals__ import AI, AJ, BI, BJ, DI1, DI2, DJ1, DJ2
+
+    with computation(PARALLEL), interval(...):
+        with horizontal(region[I[0] + AI, J[0] + AJ]):
+            q_out = q_in[DI1, DJ1, 0]
+        with horizontal(region[I[0] + BI, J[0] + BJ]):
+            q_out = q_in[DI2, DJ2, 0]
+
+
 # ====================================================================== the harness
 
 NI, NJ, NK = 5, 6, 4
@@ -619,6 +630,54 @@ def test_corner_fill_in_place_on_parts_of_a_global_grid(backend, rng):
     stencil(inner, inner, origin=(0, 0, 0), domain=(D0, D1, NK), global_origin=(4, 5),
             global_domain=grid[:2])
     np.testing.assert_array_equal(inner, before)
+
+
+def two_region_cases(count=24, seed=7):
+    """Region points A, B and read offsets d1, d2 (not both zero: that is the point-wise
+    update accepted before any of this), and whether the call is order-free. A region reading
+    at offset zero copies the point's own value and changes nothing; the others store another
+    value. Order-free: A's read meets no such stored point (or is A itself, read before
+    anything is stored there) and so does B's (or is B itself while A has not stored another
+    value there)."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    while len(cases) < count:
+        a, b = (tuple(int(v) for v in rng.integers(2, 4, 2)) for _ in range(2))
+        d1, d2 = (tuple(int(v) for v in rng.integers(-1, 2, 2)) for _ in range(2))
+        if rng.random() < 0.3:  # often a read of the other region's point
+            d1 = (b[0] - a[0], b[1] - a[1])
+        if rng.random() < 0.3:
+            d2 = (a[0] - b[0], a[1] - b[1])
+        if d1 == d2 == (0, 0):
+            continue
+        stored = {p for p, d in ((a, d1), (b, d2)) if d != (0, 0)}
+        read_a, read_b = (a[0] + d1[0], a[1] + d1[1]), (b[0] + d2[0], b[1] + d2[1])
+        free = (d1 == (0, 0) or read_a not in stored) and (
+            (d2 == (0, 0) and b != a) or (d2 != (0, 0) and read_b not in stored))
+        cases.append((a, b, d1, d2, free))
+    return cases
+
+
+@pytest.mark.parametrize("a, b, d1, d2, free", two_region_cases())
+def test_two_regions_accepted_exactly_when_no_read_sees_a_store(a, b, d1, d2, free, rng):
+    externals = dict(AI=a[0], AJ=a[1], BI=b[0], BJ=b[1], DI1=d1[0], DJ1=d1[1], DI2=d2[0], DJ2=d2[1])
+    q = rng.standard_normal((6, 6, 2))
+    expected = q.copy()
+    expected[a] = q[a[0] + d1[0], a[1] + d1[1]]
+    expected[b] = q[b[0] + d2[0], b[1] + d2[1]]
+    for backend in ("cpu", "numpy"):
+        stencil = gtscript.stencil(backend=backend, definition=two_regions, externals=externals)
+        x = q.copy()
+        if free:
+            stencil(x, x, origin=(0, 0, 0), domain=(6, 6, 2))
+            np.testing.assert_array_equal(x, expected, err_msg=backend)
+        else:
+            with pytest.raises(ValueError, match="share memory"):
+                stencil(x, x, origin=(0, 0, 0), domain=(6, 6, 2))
+            np.testing.assert_array_equal(x, q, err_msg=backend)
+        separate = q.copy()
+        stencil(separate, q.copy(), origin=(0, 0, 0), domain=(6, 6, 2))
+        np.testing.assert_array_equal(separate, expected, err_msg=backend)
 
 
 REFUSED = {
