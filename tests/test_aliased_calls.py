@@ -420,6 +420,15 @@ def k_offset_store(q_out: F, q_in: F):
             q_out = q_in[0, 1, 0]  # the top level of the point stored from the level below
 
 
+def temporary_stored_at_a_k_offset(q_out: F, q_in: F):
+    with computation(PARALLEL), interval(...):
+        tmp = q_out  # a copy of the output's own value...
+    with computation(FORWARD), interval(-2, -1):
+        tmp[0, 0, 1] = 2.0 * q_in[0, 1, 1]  # ...replaced on the top level from the level below
+    with computation(PARALLEL), interval(...):
+        q_out = tmp  # stores another value on the top level, which the line above reads
+
+
 def data_dimension_fill(q_out: Field[(np.float64, (2,))], q_in: Field[(np.float64, (2,))]):
     from __externals__ import i_start, j_start
 
@@ -688,6 +697,7 @@ REFUSED = {
     "condition_reads_written_point": (condition_reads_written_point, ("q", "q"), "horizontal offset"),
     "forward_reads_written_level": (forward_reads_written_level, ("q", "q"), "horizontal offset"),
     "k_offset_store": (k_offset_store, ("q", "q"), "horizontal offset"),
+    "temporary_stored_at_a_k_offset": (temporary_stored_at_a_k_offset, ("q", "q"), "horizontal offset"),
     "data_dimension_fill": (data_dimension_fill, ("d", "d"), "horizontal offset"),
     "partial_overlap": (copy_corners_x, ("q+", "q"), "different positions"),
     "other_origin": (fill_2cells_x, ("q", "q"), "different positions"),
@@ -709,6 +719,8 @@ def test_calls_that_could_depend_on_the_order_are_refused(case, backend, rng):
         kwargs = {"origin": {"q_out": (1, 0, 0), "q_in": (0, 0, 0)}, "domain": (D0 - 1, D1, NK)}
     if case == "temporary_reaches_written_point":  # the temporary reads one point further in I
         kwargs["domain"] = (D0 - 1, D1, NK)
+    if case == "temporary_stored_at_a_k_offset":  # reads one point further in J
+        kwargs["domain"] = (D0, D1 - 1, NK)
     with pytest.raises(ValueError, match="share memory") as info:
         stencil(*(arrays[n] for n in names), **kwargs)
     message = str(info.value)
@@ -718,7 +730,7 @@ def test_calls_that_could_depend_on_the_order_are_refused(case, backend, rng):
     assert not arrays["o"].any()
     # the same definitions run on separate arrays
     separate = [rng.standard_normal(arrays[n].shape) for n in names]
-    stencil(*separate, origin=(0, 0, 0), domain=(D0 - 1, D1, NK))
+    stencil(*separate, origin=(0, 0, 0), domain=(D0 - 1, D1 - 1, NK))
 
 
 # ================================================================ GT4Py, run in place

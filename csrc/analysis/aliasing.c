@@ -64,9 +64,11 @@ static bool visit_reads(Collect *c, Expr *e, bool timed) {
     return !v.failed;
 }
 
-/* The slot of a plain copy: a field read at the point itself with nothing else applied. */
+/* The slot of a plain copy: a field read at the point itself with nothing else applied. A
+ * temporary without a K axis holds one value for every level: never a copy of a point. */
 static int copy_of(const Expr *e) {
-    if (e == NULL || e->kind != E_FIELD || e->field.kexpr || e->field.kabs || e->field.ndi)
+    if (e == NULL || e->kind != E_FIELD || e->field.kexpr || e->field.kabs || e->field.ndi ||
+        e->field.sym->axes != AX_IJK)
         return -1;
     const int *o = e->field.off;
     return o[0] || o[1] || o[2] ? -1 : e->field.sym->slot;

@@ -173,6 +173,10 @@ static bool step(Check *c, int opi, size_t i) {
 static bool run_ops(Check *c) {
     size_t ny = cells_along(&c->ax[1]), nz = cells_along(&c->ax[2]);
     for (int opi = 0; opi < c->sum->nops; opi++) {
+        const AliasOp *op = &c->sum->ops[opi];
+        int t = op->target - c->st->nfields;
+        if (op->shifted_write && t >= 0 && t < c->ntemps) /* stores at other levels: anywhere */
+            for (size_t i = 0; i < c->ncells; i++) c->own[i * (size_t)c->ntemps + (size_t)t] = 0;
         for (int k = c->rect0[opi]; k < c->rect0[opi + 1]; k++) {
             if (!c->live[k]) continue;
             const Rect *r = &c->rects[k];
