@@ -9,10 +9,11 @@
  * The argument. A point of the output is stored only by the statements run at that point
  * (writes at K offsets or data indices are refused). Give every point of the domain's index
  * space a state, by following the statements in program order (analysis/aliasing.h): `dirty`
- * from the first statement that may store there a value other than the one the input had;
- * storing exactly that value (a copy of the input at the point, of the output while clean, or
- * of a temporary holding such a copy) changes nothing. With a separate copy,
- * every read of the input sees the original value; in place it does too when
+ * from the first statement that may store there a value other than the one the input had,
+ * for good (a backend may have read the point ahead); storing exactly that value (a copy of
+ * the input at the point, of the output while clean, or of a temporary holding such a copy,
+ * never one stored at a K offset) changes nothing. With a separate copy, every read of the
+ * input sees the original value; in place it does too when
  *   - a read at the point itself by a statement writing an argument field on the domain
  *     (outside guards and while loops: run once per point, after the statements before it
  *     there) finds the point clean at that moment, and
