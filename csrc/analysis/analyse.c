@@ -1,5 +1,6 @@
 /* The analysis pipeline: one call, passes in a fixed order (see analysis.h). */
 #include "analysis/analysis.h"
+#include "analysis/aliasing.h"
 
 static bool unusable(const Stencil *st) {
     return st->diag.kind == DIAG_NOMEM || st->diag.kind == DIAG_INTERNAL;
@@ -21,6 +22,8 @@ bool analyse_stencil(Stencil *st) {
     checks_dataflow(st);
     if (st->diag.kind != DIAG_NONE || !split_self_assignments(st) || !extents_compute(st))
         return false;
+    /* before any backend rewrites the IR: every backend accepts the same aliased calls */
+    if (!alias_summary(st)) return false;
     /* Compiled backends recompute short temporaries where they are read; the arguments'
      * access facts (the contract with callers) stay those of the stencil as written. */
     if (st->compute_on_the_fly &&

@@ -9,6 +9,7 @@
  *   checks_dataflow   the parallel model's data-flow rules (write after read with offset, ...)
  *   split_self_assignments  `t = t[-1, 0, 0]`: value into a new temporary, then assigned
  *   extents_compute   the seeds' backward extent pass, field access extents, K constraints
+ *   alias_summary     the statements as written, for the call's aliasing check (aliasing.h)
  *   tile_extents      where a tile computes each statement, regions' reads across tile edges
  * Each pass reads the IR, fills in facts or rewrites it, and returns false with st->diag set.
  * The rule checks keep going after a violation, so the error names the first one in source

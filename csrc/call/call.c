@@ -5,6 +5,7 @@
  * base pointers and element strides with the GIL released.
  */
 #include "call/call.h"
+#include "call/alias_check.h"
 #include "call/arrays.h"
 #include "call/named_dims.h"
 #include "call/exec_info.h"
@@ -516,8 +517,9 @@ static bool same_points(const Symbol *s, PyArrayObject *a, const int64_t *oa, co
  * conservative test) break the parallel model through the alias when both are written, when
  * the written one is seen by the other at other positions, or when the other is read around
  * each point (a horizontal read extent, rule 1) or at another K level in a PARALLEL
- * computation. The same array for an input read at zero offset and an output is a point-wise
- * update and is allowed. */
+ * computation, unless no read can see a value the call stored (alias_check.h). The same
+ * array for an input read at zero offset and an output is a point-wise update and is
+ * allowed. */
 static bool check_aliasing(const Stencil *st, Bound *b) {
     for (int i = 0; i < st->nparams; i++) {
         const Symbol *w = st->params[i];
@@ -549,6 +551,13 @@ static bool check_aliasing(const Stencil *st, Bound *b) {
                       "PARALLEL computation";
             }
             if (why == NULL) continue; /* the same points, read at zero offset: point-wise update */
+            if (!r->written && same_points(w, wa, b->origin[i], r, ra, b->origin[j])) {
+                /* read around the point: fine where no read can see another value (a
+                 * corner fill in place) */
+                int free_order = alias_order_free(st, b, w, r);
+                if (free_order < 0) return false;
+                if (free_order) continue;
+            }
             /* GT4Py runs such calls (its numpy backend as NumPy would, its compiled ones in
              * whatever order their loops take): say that refusing is deliberate */
             PyErr_Format(PyExc_ValueError,
