@@ -36,6 +36,7 @@ this module raises :class:`ImportError` saying so.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import threading
 import time
 import warnings
@@ -123,17 +124,23 @@ _classes: dict = {}
 _classes_lock = threading.Lock()
 
 
-def _gt4py_field_info(info) -> Any:
-    """GT4Py's ``FieldInfo`` from gtscript's (gtscript/info.py computes GT4Py's facts)."""
+def _gt4py_field_info(info, facts) -> Any:
+    """GT4Py's ``FieldInfo`` from gtscript's ``info`` and the C core's GT4Py ``facts`` (read
+    first, K boundary, I and J offsets reached). GT4Py's horizontal boundary is the negated
+    lowest and the highest offset a field is accessed at, negative on a side it is not read
+    beyond the centre (``a[0, 1, 0]`` alone: ``(-1, 1)`` in J); gtscript's own
+    ``field_info[...].boundary`` counts the halo, never negative in I and J."""
+    (ilo, ihi), (jlo, jhi) = facts[2]
     return _gt_definitions.FieldInfo(
         access=_gt_definitions.AccessKind(int(info.access)),
-        boundary=_gt_definitions.Boundary(tuple(tuple(int(v) for v in side)
-                                                for side in info.boundary)),
+        boundary=_gt_definitions.Boundary(((-ilo, ihi), (-jlo, jhi),
+                                           tuple(int(v) for v in info.boundary[2]))),
         axes=info.axes, data_dims=info.data_dims, dtype=info.dtype)
 
 
 def _gt4py_parameter_info(info) -> Any:
-    return _gt_definitions.ParameterInfo(access=_gt_definitions.AccessKind(int(info.access)),
+    kind = _gt_definitions.AccessKind
+    return _gt_definitions.ParameterInfo(access=kind.READ if info.access else kind.NONE,
                                          dtype=info.dtype)
 
 
@@ -168,22 +175,24 @@ def _gt4py_domain_info(gts) -> Any:
         ndim=info.ndim)
 
 
-def _source_of(stencil) -> dict[str, str]:
-    """The generated code, by file name (GT4Py's ``source`` is such a dict): the LLVM IR on
-    cpu, the CUDA C on cuda, nothing on numpy (it generates no code)."""
-    if stencil.backend == "numpy":
+def _source_of(definition) -> dict[str, str]:
+    """GT4Py's ``source``: the stencil definition's source text by name (GT4Py 1.1 and 1.2
+    fill it from the GTScript functions' sources and in practice report ``{}``); empty when
+    the definition has no source file. The generated code is
+    ``stencil.gtscript_stencil.source()``."""
+    try:
+        return {definition.__name__: inspect.getsource(definition)}
+    except (OSError, TypeError):
         return {}
-    suffix = "ll" if stencil.backend == "cpu" else "cu"
-    return {f"{stencil.__name__}.{suffix}": stencil.source()}
 
 
 class _LazySource:
-    """``source``, generated at first use (most stencils are never printed)."""
+    """``source``, read at first use (most stencils are never printed)."""
 
     def __get__(self, obj, cls=None):
         cls = cls if obj is None else type(obj)
         if "_gt_source_" not in cls.__dict__:
-            cls._gt_source_ = _source_of(cls.gtscript_stencil)
+            cls._gt_source_ = _source_of(cls.definition_func)
         return cls._gt_source_
 
 
@@ -213,6 +222,7 @@ def _property(attribute: str):
 
 def _make_class(gts, definition, backend_name: str, options: dict, gt_id: str) -> type:
     name = options["name"] or getattr(definition, "__name__", "stencil")
+    facts = gts._gt4py_field_facts
     attrs = {
         "__module__": options["module"] or getattr(definition, "__module__", __name__),
         "__qualname__": f"{name}____{backend_name.replace(':', '_')}_{gt_id}",
@@ -220,7 +230,8 @@ def _make_class(gts, definition, backend_name: str, options: dict, gt_id: str) -
         "_gt_backend_": backend_name,
         "_gt_id_": gt_id,
         "_gt_domain_info_": _gt4py_domain_info(gts),
-        "_gt_field_info_": {k: _gt4py_field_info(v) for k, v in gts.field_info.items()},
+        "_gt_field_info_": {k: _gt4py_field_info(v, facts[k])
+                            for k, v in gts.field_info.items()},
         "_gt_parameter_info_": {k: _gt4py_parameter_info(v)
                                 for k, v in gts.parameter_info.items()},
         "_gt_constants_": dict(gts.constants),
@@ -242,9 +253,10 @@ def _make_class(gts, definition, backend_name: str, options: dict, gt_id: str) -
         "options": _property("_gt_options_"),
     }
     cls = type(attrs["__qualname__"], (_StencilObject,), attrs)
-    if cls.__abstractmethods__:  # a GT4Py version with more abstract members than known here
+    missing = getattr(cls, "__abstractmethods__", ())
+    if missing:  # a GT4Py version with more abstract members than known here
         raise TypeError(f"gtscript.gt4py cannot fill GT4Py's StencilObject: "
-                        f"{sorted(cls.__abstractmethods__)} missing")
+                        f"{sorted(missing)} missing")
     return cls
 
 
@@ -288,7 +300,9 @@ class GTScriptBackend(_gt_backend.Backend):
 
     def generate(self) -> type:
         """Build (again, with ``rebuild=True``) and return the stencil class."""
-        return self._stencil_class(rebuild=bool(self.builder.options.rebuild))
+        cls = self._stencil_class(rebuild=bool(self.builder.options.rebuild), may_skip=False)
+        assert cls is not None
+        return cls
 
     # ---- the build
 
@@ -314,16 +328,21 @@ class GTScriptBackend(_gt_backend.Backend):
             kwargs["dtypes"] = dtypes
         return kwargs
 
-    def _stencil_class(self, rebuild: bool) -> type | None:
+    def _stencil_class(self, rebuild: bool, may_skip: bool = True) -> type | None:
         builder = self.builder
         options = builder.options
         definition = builder._definition  # the raw function: GT4Py's frontend never runs
         kwargs = self._gtscript_options()
+        check_cached = may_skip and options.raise_if_not_cached and not rebuild
+        if check_cached and "build_info" not in kwargs:
+            kwargs["build_info"] = {}
+        # the definition's own name is no name= (gtscript.stencil called directly on the same
+        # definition then finds this very stencil in its memory cache)
+        name = options.name if options.name != getattr(definition, "__name__", None) else None
         gts = _gtscript_stencil(self.GTSCRIPT_BACKEND, definition,
-                                      externals=builder.externals, rebuild=rebuild,
-                                      name=options.name or None, **kwargs)
-        if options.raise_if_not_cached and not rebuild and \
-                gts.build_info.get("module_source") == "build":
+                                externals=builder.externals, rebuild=rebuild, name=name,
+                                **kwargs)
+        if check_cached and kwargs["build_info"].get("module_source") == "build":
             return None  # it was not in gtscript's caches (built now): GT4Py raises
         reported = options.as_dict()
         reported.pop("build_info", None)
@@ -379,7 +398,7 @@ class CudaBackend(GTScriptBackend):
     }
 
 
-def _register(backend_cls: type) -> None:
+def _register(backend_cls: type[GTScriptBackend]) -> None:
     """``gt4py.cartesian.backend.register`` (the backend and its storage layout); importing
     this module again (``importlib.reload``) replaces the classes registered before."""
     registered = _gt_backend.REGISTRY.get(backend_cls.name)
