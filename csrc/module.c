@@ -416,17 +416,23 @@ static PyObject *Module_get_field_info(ModuleObject *m, void *unused) {
     return d;
 }
 
-/* Per field, GT4Py's view of it (gtscript/info.py): (read before its first write, (k_lo, k_hi)
- * K boundary). Separate from field_info, whose mapping keys stay as they always were. */
+/* Per field, GT4Py's view of it (gtscript/info.py, gtscript/gt4py.py): (read before its first
+ * write, (k_lo, k_hi) K boundary, ((i_lo, i_hi), (j_lo, j_hi)) the offsets it is accessed at
+ * in I and J without the centre point: GT4Py's horizontal boundary is their negated minimum
+ * and maximum, negative for a field read only on one side). Separate from field_info, whose
+ * mapping keys stay as they always were. */
 static PyObject *Module_get_gt4py_field_facts(ModuleObject *m, void *unused) {
     const Stencil *st = m->st;
     PyObject *d = PyDict_New();
     for (int i = 0; d && i < st->nparams; i++) {
         const Symbol *s = st->params[i];
         if (s->kind != SYM_FIELD) continue;
-        PyObject *facts = Py_BuildValue("(O(ii))", s->read_before_write ? Py_True : Py_False,
-                                        s->kbound_set[0] ? s->kbound[0] : 0,
-                                        s->kbound_set[1] ? s->kbound[1] : 0);
+        bool r = s->has_access;
+        PyObject *facts = Py_BuildValue(
+            "(O(ii)((ii)(ii)))", s->read_before_write ? Py_True : Py_False,
+            s->kbound_set[0] ? s->kbound[0] : 0, s->kbound_set[1] ? s->kbound[1] : 0,
+            r ? s->reach_lo[0] : 0, r ? s->reach_hi[0] : 0, r ? s->reach_lo[1] : 0,
+            r ? s->reach_hi[1] : 0);
         if (facts == NULL || PyDict_SetItemString(d, s->name, facts) < 0) {
             Py_XDECREF(facts);
             Py_CLEAR(d);

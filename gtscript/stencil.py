@@ -273,11 +273,18 @@ class Stencil(_core.Module):
 
     @property
     def _scalars_read(self) -> frozenset:
-        """The scalar parameters the analysed IR still reads (the build may fold some away)."""
+        """The scalar parameters the analysed IR still reads (the build may fold some away),
+        in statements or as a run-time interval bound (``interval(0, nlev)``)."""
         read = self.__dict__.get("_scalars_read_cache")
         if read is None:
             names: set = set()
-            _collect_scalars(self.ir_tree()["computations"], names)
+            computations = self.ir_tree()["computations"]
+            _collect_scalars(computations, names)
+            for _order, intervals in computations:
+                for start, end, _body in intervals:
+                    # a bound is (level, offset), or (level, offset, parameter) at run time
+                    names.update(b[2] for b in (start, end)
+                                 if len(b) == 3 and isinstance(b[2], str))
             read = self.__dict__["_scalars_read_cache"] = frozenset(names)
         return read
 
