@@ -181,3 +181,33 @@ def test_used_arguments_are_still_checked(any_stencil):
             any_stencil(**args, origin=(0, 0, 0), domain=SHAPE)
         if out is not None:
             np.testing.assert_array_equal(out, 0.0)
+
+
+def split_at(x: Field[np.float64], out: Field[np.float64], nk: int):
+    with computation(PARALLEL):
+        with interval(0, nk):
+            out = x
+        with interval(nk, None):
+            out = -x
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy", "cuda"])
+def test_a_scalar_read_only_as_an_interval_bound_is_used(backend):
+    """Its value decides the levels: it is required and checked, never dropped as unused."""
+    if backend == "cuda":
+        require_compiler()
+    st = gtscript.stencil(backend, split_at)
+    if backend == "cuda":
+        emulate(st)
+    assert st.parameter_info["nk"].access == AccessKind.READ
+    x, out = np.random.default_rng(6).random(SHAPE), np.zeros(SHAPE)
+    st(x, out, 2)
+    np.testing.assert_array_equal(out, np.concatenate([x[:, :, :2], -x[:, :, 2:]], axis=2))
+    out[...] = 0.0
+    with pytest.raises(TypeError, match="missing required argument 'nk'"):
+        st(x, out)
+    with pytest.raises(TypeError, match="'nk' must be a int64 scalar"):
+        st(x, out, "2")
+    with pytest.raises(ValueError, match="'nk'"):
+        st(x, out, SHAPE[2] + 1)
+    np.testing.assert_array_equal(out, 0.0)
