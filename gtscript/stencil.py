@@ -457,7 +457,7 @@ def _check_dtypes(dtypes) -> dict:
     if not isinstance(dtypes, dict):
         raise TypeError(f"dtypes must be a dict from placeholder names to dtypes, got "
                         f"{type(dtypes).__name__}")
-    resolved = {}
+    resolved: dict[str, str | lang.FieldDescriptor] = {}
     for name, dtype in dtypes.items():
         if not isinstance(name, str):
             continue
