@@ -330,7 +330,9 @@ class _Structure:
             raise scope.error(
                 GTScriptSyntaxError,
                 f"interval bound {name_node.id!r} is a temporary: a run-time bound must be an "
-                f"integer scalar parameter",
+                f"integer scalar parameter or an integer IJ field parameter (GT4Py's debug "
+                f"backend also takes an IJ temporary; gtscript does not, as the call could not "
+                f"check its levels before running)",
                 name_node,
             )
         if param[0] == "field":
