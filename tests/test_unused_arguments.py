@@ -211,3 +211,24 @@ def test_a_scalar_read_only_as_an_interval_bound_is_used(backend):
     with pytest.raises(ValueError, match="'nk'"):
         st(x, out, SHAPE[2] + 1)
     np.testing.assert_array_equal(out, 0.0)
+
+
+class _BrokenDeviceArray:
+    """An object whose __cuda_array_interface__ a used argument would be refused for."""
+
+    __cuda_array_interface__ = {"shape": "not a tuple"}
+
+
+def test_an_unused_device_array_is_not_viewed_on_cuda(stencils):
+    """The cuda call path views device arrays before binding: an unused one is left alone
+    (not viewed, its producer's stream not waited for), as binding then drops it."""
+    st = stencils["cuda"]
+    if st is None:
+        pytest.skip("no host C compiler for the cuda emulation")
+    rng = np.random.default_rng(7)
+    run(st, make_args(rng, b=_BrokenDeviceArray()))  # by keyword
+    a = make_args(rng)
+    st(a["a"], _BrokenDeviceArray(), a["out"], 1.0, 1, origin=(0, 0, 0), domain=SHAPE)
+    np.testing.assert_array_equal(a["out"], 2.0 * a["a"])  # positionally
+    with pytest.raises(TypeError, match="invalid __cuda_array_interface__"):
+        st(_BrokenDeviceArray(), None, np.zeros(SHAPE), origin=(0, 0, 0), domain=SHAPE)
