@@ -305,6 +305,20 @@ def test_a_definition_made_with_exec_builds_from_its_exec_source(backend):
     assert_same(gtscript_run(backend, made_with_exec(gtscript), args), expected)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_indented_exec_source_builds_as_in_gt4py(backend):
+    indented = EXEC_SOURCE.replace("\n", "\n    ")
+    rng = np.random.default_rng(9)
+    args = {"a": rng.random((NI + 1, NJ, NK)), "out": np.zeros((NI + 1, NJ, NK)), "w": 2.0,
+            "domain": (NI, NJ, NK)}
+    theirs = made_with_exec(gt)
+    theirs.__exec_source__ = indented
+    expected = gt4py_run("numpy", theirs, args)
+    ours = made_with_exec(gtscript)
+    ours.__exec_source__ = indented
+    assert_same(gtscript_run(backend, ours, args), expected)
+
+
 def test_without_exec_source_both_refuse():
     with pytest.raises(OSError):
         gt.stencil(backend="numpy", definition=made_with_exec(gt, with_source=False))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -86,7 +87,7 @@ def _exec_source_lines(func: Callable) -> tuple[list[str], int] | None:
         return None
     all_lines = text.splitlines(keepends=True)
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(textwrap.dedent(text))  # an indented text too, as GT4Py reads it
     except SyntaxError:
         return None  # reported as a source that cannot be read
     defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func.__name__]
