@@ -17,13 +17,51 @@ CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
 CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize build bench llvm clean format docs wheel wheel-test
+.PHONY: run test test-sanitize test-gt4py12 build bench llvm clean format docs wheel wheel-test
 
 run: build
 	@$(VPY) examples/quickstart.py
 
 test: build
 	@$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# GT4Py 1.2.x needs Python 3.12: the tests that compare with GT4Py or go through its API run a
+# second time there (.ci/run calls this after make test), in a second venv with GT4Py 1.2 and
+# the core built for that Python (build/core312; its _core.cpython-312*.so sits beside the
+# 3.11 one). Python 3.12 comes from pyenv or PATH (the first that runs) (PY312= names another).
+PY312 ?= $(shell for p in $$(ls -d $(HOME)/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null) \
+  $$(command -v python3.12); do $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' \
+  2>/dev/null && { echo $$p; break; }; done)
+V312  := .venv312
+V312PY := $(V312)/bin/python
+STAMP312 := $(V312)/.installed
+CORE312_STAMP := build/.core312-built
+GT4PY12_REQS := "gt4py>=1.2,<1.3" "numpy>=1.26" pytest hypothesis xarray ipython nvidia-cuda-nvrtc \
+  'scikit-build-core>=0.10' 'cmake>=3.21' ninja
+GT4PY12_TESTS ?= $(wildcard tests/test_*gt4py*.py)
+
+test-gt4py12: $(CORE312_STAMP)
+	@PYTHONPATH=$(CURDIR) $(V312PY) -m pytest -q -p no:cacheprovider -o addopts=-ra \
+	  $(GT4PY12_TESTS) $(PYTEST_ARGS)
+
+$(STAMP312):
+	@if [ -z "$(PY312)" ]; then echo "Python 3.12 is missing (GT4Py 1.2 needs it): install it" \
+	  "(pyenv install 3.12, or apt/conda) or name it with PY312=/path/to/python3.12"; exit 1; fi
+	@echo "Installing GT4Py 1.2 and the test tools into $(V312) (Python 3.12; log: build/install312.log)"
+	@mkdir -p build
+	@{ $(PY312) -m venv $(V312) && \
+	   $(V312PY) -m pip install --disable-pip-version-check $(GT4PY12_REQS); \
+	 } >build/install312.log 2>&1 || { tail -40 build/install312.log; exit 1; }
+	@touch $@
+
+$(CORE312_STAMP): $(STAMP312) $(CSRC) CMakeLists.txt
+	@mkdir -p build
+	@{ PATH="$(abspath $(V312))/bin:$$PATH" cmake -S . -B build/core312 -G Ninja -DGTSCRIPT_WERROR=ON \
+	     -DPython_EXECUTABLE="$(abspath $(V312PY))" && \
+	   PATH="$(abspath $(V312))/bin:$$PATH" cmake --build build/core312 && \
+	   PATH="$(abspath $(V312))/bin:$$PATH" cmake --install build/core312 --prefix $(CURDIR); \
+	 } >build/core312.log 2>&1 || { cat build/core312.log; exit 1; }
+	@touch $@
 
 # The sanitizer job (.ci/run runs it after make test): the core built with AddressSanitizer
 # and UndefinedBehaviorSanitizer into build/sanitize/gtscript (its Python files are links to
@@ -73,7 +111,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_conformance_gt4py.py \
   tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
   tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py \
-  tests/test_duck_arrays.py tests/test_function_writethrough.py \
+  tests/test_duck_arrays.py tests/test_function_writethrough.py tests/test_gt4py_objects.py \
   tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
   tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py \
   tests/test_unused_arguments.py tests/test_gt4py_accepted.py
@@ -182,7 +220,7 @@ wheel-test: wheel
 	@$(VPY) -m pytest -q -p no:cacheprovider tests_install $(PYTEST_ARGS)
 
 clean:
-	rm -rf build dist $(VENV) gtscript/_core*.so *.egg-info build.log
+	rm -rf build dist $(VENV) $(V312) gtscript/_core*.so *.egg-info build.log
 
 format:
 	clang-format -i $$(find csrc -name '*.c' -o -name '*.h')

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import lang
+from .gt4py_objects import from_gt4py
 
 #: The builtins a compile-time expression may call (by identity, whatever name reaches them).
 _BUILTINS: dict[str, Callable] = {
@@ -116,7 +117,7 @@ class ConstEvaluator:
     def eval_Name(self, node: ast.Name) -> Any:
         if node.id.startswith("__") and node.id.endswith("__"):
             raise ConstEvalError(f"`{node.id}` cannot be used at compile time", node)
-        return self.lookup(node.id, node)
+        return from_gt4py(self.lookup(node.id, node))
 
     def eval_Attribute(self, node: ast.Attribute) -> Any:
         if node.attr.startswith("__"):
@@ -125,7 +126,7 @@ class ConstEvaluator:
             )
         base = self.eval(node.value)
         try:
-            return getattr(base, node.attr)
+            return from_gt4py(getattr(base, node.attr))
         except AttributeError:
             raise ConstEvalError(
                 f"`{ast.unparse(node.value)}` has no attribute {node.attr!r}", node
@@ -212,7 +213,7 @@ class ConstEvaluator:
             raise ConstEvalError(
                 f"`{ast.unparse(node.slice)}` is not a valid compile-time index", node
             )
-        return self._apply(node, operator.getitem, base, index)
+        return from_gt4py(self._apply(node, operator.getitem, base, index))
 
     def eval_Slice(self, node: ast.Slice) -> slice:
         parts = [

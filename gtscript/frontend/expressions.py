@@ -13,6 +13,7 @@ from ..errors import (
     GTScriptSemanticError,
     GTScriptSyntaxError,
 )
+from .gt4py_objects import from_gt4py
 from .scope import _Scope
 from .syntax import (
     _BINOPS,
@@ -157,7 +158,7 @@ class _Expressions:
             raise scope.error(GTScriptSyntaxError, f"unknown name {parts[0]!r}", node)
         for depth, attr in enumerate(parts[1:], start=1):
             try:
-                value = getattr(value, attr)
+                value = from_gt4py(getattr(value, attr))  # ppm.fn, gtscript.I[0]: GT4Py's
             except AttributeError:
                 raise scope.error(
                     GTScriptSyntaxError,

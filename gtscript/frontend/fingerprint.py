@@ -35,7 +35,8 @@ import numpy as np
 from .. import lang
 from .._deep import run_deep
 from .externals import _MISSING, _closure_namespace
-from .functions import GTScriptFunction, is_gtscript_function
+from .functions import GTScriptFunction, _Pending, is_gtscript_function
+from .gt4py_objects import from_gt4py, is_gt4py_function, lazy_hooks, lazy_target
 from .syntax import GTSCRIPT_FUNCTION_ATTR
 
 
@@ -380,6 +381,8 @@ def _value_token(value: Any, names: set[str], path: list[int],
         raise Unfingerprintable(f"a value nested deeper than {_MAX_DEPTH} levels")
     path = path + [id(value)]
     if kind is types.FunctionType or kind is types.MethodType:
+        if kind is types.FunctionType:
+            value = _as_read(value)
         if is_gtscript_function(value):
             return "gtfunction:" + _function_token(value, set() if seen is None else seen, names)
         if kind is types.MethodType:
@@ -417,6 +420,29 @@ def _value_token(value: Any, names: set[str], path: list[int],
     if is_gtscript_function(value):
         raise Unfingerprintable(f"a gtscript function that is a {kind.__qualname__}")
     return _object_token(value, names, path, seen)
+
+
+def _as_read(func: Callable) -> Callable:
+    """A function as the frontend will read it. A function GT4Py marked is recorded now as
+    the frontend records it at its first use (gt4py_objects.py: the function a GT4Py 1.2
+    ``lazy_function`` wraps, else itself), so that its key is its record's before the first
+    build as after it; one gtscript cannot record has no key (the build reports why). A lazy
+    function whose annotation hooks have not run has no key: they may change what is read."""
+    target = lazy_target(func) if is_gt4py_function(func) else None
+    hooks = lazy_hooks(func) if target is not None else ()
+    if target is not None and getattr(target, GTSCRIPT_FUNCTION_ATTR, None) is not None:
+        return target  # read already: its record is what the frontend reads
+    pending = getattr(func, GTSCRIPT_FUNCTION_ATTR, None)
+    if isinstance(pending, _Pending):
+        hooks = (pending.before, pending.after)
+    if any(hook is not None for hook in hooks):
+        raise Unfingerprintable(f"lazy function {func.__qualname__} has annotation hooks")
+    if is_gt4py_function(func):
+        try:
+            return from_gt4py(func)
+        except (SyntaxError, OSError, TypeError) as exc:  # GTScriptSyntaxError, no source
+            raise Unfingerprintable(f"GT4Py function {func.__qualname__}: {exc}") from None
+    return func
 
 
 def _package(cls: type) -> str:

@@ -157,14 +157,30 @@ def _function_parts(source: _Source) -> tuple[list[ast.stmt], list[ast.expr]]:
 
 
 class _Pending:
-    """The record of a ``lazy_function``: its source is read when a stencil first uses it."""
+    """The record of a ``lazy_function``: its source is read when a stencil first uses it,
+    after its ``before_annotation`` hook and before its ``after_annotation`` hook."""
 
-    __slots__ = ()
+    __slots__ = ("before", "after")
+
+    def __init__(self, before: Callable | None = None, after: Callable | None = None):
+        self.before = before
+        self.after = after
 
 
-def lazy_function(func: Callable) -> Callable:
+def lazy_function(
+    func: Callable | None = None,
+    *,
+    before_annotation: Callable | None = None,
+    after_annotation: Callable | None = None,
+) -> Callable:
     """GT4Py's ``lazy_function``: mark ``func`` as a gtscript function whose source is read
     and checked when a stencil first inlines it, not now.
+
+    Both spellings work: ``@lazy_function`` and GT4Py 1.2's ``@lazy_function()`` /
+    ``@lazy_function(before_annotation=hook, after_annotation=hook)``, whose hooks are
+    called with the function just before and just after it is read (once, at the first
+    build that uses it). The decorated name stays the function itself (GT4Py binds it to a
+    closure returning the function).
 
     Examples
     --------
@@ -183,7 +199,11 @@ def lazy_function(func: Callable) -> Callable:
     >>> float(out.max())
     3.0
     """
-    setattr(func, GTSCRIPT_FUNCTION_ATTR, _Pending())
+    if func is None:  # @lazy_function(...): the decorator
+        return lambda f: lazy_function(
+            f, before_annotation=before_annotation, after_annotation=after_annotation
+        )
+    setattr(func, GTSCRIPT_FUNCTION_ATTR, _Pending(before_annotation, after_annotation))
     return func
 
 
@@ -191,7 +211,11 @@ def function_info(func: Callable) -> GTScriptFunction:
     """The record of gtscript function ``func`` (made now for a lazy function)."""
     info = getattr(func, GTSCRIPT_FUNCTION_ATTR)
     if isinstance(info, _Pending):
+        if info.before is not None:
+            info.before(func)
         function(func)
+        if info.after is not None:
+            info.after(func)
         info = getattr(func, GTSCRIPT_FUNCTION_ATTR)
     return info
 

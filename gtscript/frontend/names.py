@@ -15,6 +15,7 @@ from ..errors import (
 from .consteval import _BUILTINS as _CONST_BUILTINS
 from .consteval import ConstEvalError, ConstEvaluator, truth
 from .externals import _MISSING, _ExternalImport, _free_value, _scan_body
+from .gt4py_objects import from_gt4py
 from .scope import _Scope
 from .source import _Source
 from .syntax import (
@@ -90,11 +91,12 @@ class _Names:
             return "local", scope.renames[name]
         if name in scope.runtime:
             return "runtime", None
+        # GT4Py's objects (a definition written for GT4Py) are read as the language's own
         if name in scope.imported:
-            return "external", scope.imported[name]
+            return "external", from_gt4py(scope.imported[name])
         value = _free_value(scope.func, name)
         if value is not _MISSING:
-            return "global", value
+            return "global", from_gt4py(value)
         return "missing", None
 
     # ---------------------------------------------------------------- compile-time values
@@ -123,7 +125,7 @@ class _Names:
             return None
         value = self.resolve_name(scope, parts[0])[1]
         for attr in parts[1:]:
-            value = getattr(value, attr, None)
+            value = from_gt4py(getattr(value, attr, None))
         return value.name if isinstance(value, lang.Axis) else None
 
     def axis_of_name(self, scope: _Scope, name: str) -> str | None:

@@ -12,6 +12,7 @@ from ..errors import (
 from .consteval import _BUILTINS as _CONST_BUILTINS
 from .consteval import ConstEvalError, ConstEvaluator
 from .externals import _closure_namespace
+from .gt4py_objects import from_gt4py
 from .source import _Source
 from .syntax import _INLINED
 
@@ -107,7 +108,8 @@ def _parameter(source: _Source, func: Callable, node: ast.arg, dtypes: dict) -> 
             node,
         )
     try:
-        annotation = _evaluate_annotation(func, func.__annotations__[name], dtypes)
+        # GT4Py's Field[...] (a definition written for GT4Py) is read as gtscript's
+        annotation = from_gt4py(_evaluate_annotation(func, func.__annotations__[name], dtypes))
         if isinstance(annotation, str) and isinstance(dtypes.get(annotation), lang.FieldDescriptor):
             annotation = dtypes[annotation]  # dtypes={"T": Field[IJ, np.float64]}, a: "T"
         if isinstance(annotation, lang.FieldDescriptor):
