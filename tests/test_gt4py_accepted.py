@@ -19,6 +19,7 @@ from gtscript import FORWARD, IJ, IJK, K, PARALLEL, Field, computation, interval
 from gtscript.errors import GTScriptDefinitionError, GTScriptSyntaxError
 
 gt = pytest.importorskip("gt4py.cartesian.gtscript")
+GT4PY_VERSION = tuple(int(part) for part in __import__("gt4py").__version__.split(".")[:2])
 
 BACKENDS = ["cpu", "numpy", "cuda"]
 NI, NJ, NK = 5, 4, 7
@@ -171,9 +172,14 @@ def test_ellipsis_index_reads_and_writes_the_point_itself(backend):
     rng = np.random.default_rng(3)
     args = {"a": rng.random((NI, NJ, NK)), "b": rng.random((NI, NJ)), "c": rng.random(NK),
             "v": rng.random((NI, NJ, NK, 2)), "out": np.zeros((NI, NJ, NK))}
-    expected = gt4py_run("numpy", THEIRS["ellipsis"], args)
     hand = (args["a"] * args["b"][:, :, None] + args["c"][None, None, :] * args["v"][..., 1])
-    np.testing.assert_allclose(expected["out"], hand, rtol=1e-13)
+    if GT4PY_VERSION >= (1, 2):  # GT4Py 1.2 refuses f[...] (spell it f); gtscript keeps 1.1's
+        with pytest.raises(Exception, match="ellipsis"):  # noqa: B017 - GT4Py's own error
+            gt.stencil(backend="numpy", definition=THEIRS["ellipsis"])
+        expected = {**args, "out": hand}
+    else:
+        expected = gt4py_run("numpy", THEIRS["ellipsis"], args)
+        np.testing.assert_allclose(expected["out"], hand, rtol=1e-13)
     assert_same(gtscript_run(backend, OURS["ellipsis"], args), expected)
 
 
