@@ -74,7 +74,7 @@ $(CORE312_STAMP): $(STAMP312) $(CSRC) CMakeLists.txt
 # stores, the cuda generator through the emulation, the build and Ctrl-C hardening), and a
 # sample of the GT4Py
 # conformance corpus (SANITIZE_K: every test but the corpus's differential one, which runs for
-# three of its twelve modules), the tree fuzzer and the hardening tests of definition trees,
+# three of its thirteen modules), the tree fuzzer and the hardening tests of definition trees,
 # duck arrays, function write-through, run-time checks and the cuda call path: 2,607 tests,
 # 22 minutes on a 2-core machine running small test runs beside it (the 2,474 tests before them
 # took 10 minutes on a quiet one; where the rest of the time goes is not yet measured). The whole suite under the sanitizers is
@@ -114,7 +114,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_duck_arrays.py tests/test_function_writethrough.py tests/test_gt4py_objects.py \
   tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
   tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py \
-  tests/test_aliased_calls.py
+  tests/test_aliased_calls.py tests/test_unused_arguments.py tests/test_gt4py_accepted.py
 SANITIZE_K ?= not test_gtscript_agrees_with_gt4py or c03_statements or c06_regions or c11
 ifeq ($(FULL),1)
 SAN_SELECT := tests

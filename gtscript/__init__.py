@@ -20,6 +20,8 @@ except ModuleNotFoundError as _exc:
         "`pip install .`; it is gtscript/_core*.so, missing from " + __path__[0]
     ) from None
 
+import types  # noqa: F401 - GT4Py's gtscript module has the name (NDSL imports it from there)
+
 from . import _core, buildlog, cache, config, lang, storage
 
 config.check_environment()  # a value gtscript would not read as meant warns (docs/configuration.md)

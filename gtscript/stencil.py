@@ -8,6 +8,7 @@ the C core, and adds the notebook-facing presentation.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import importlib
@@ -280,10 +281,10 @@ class Stencil(_core.Module):
             names: set = set()
             computations = self.ir_tree()["computations"]
             _collect_scalars(computations, names)
-            for _order, intervals in computations:
-                for start, end, _body in intervals:
+            for _policy, intervals in computations:
+                for interval in intervals:
                     # a bound is (level, offset), or (level, offset, parameter) at run time
-                    names.update(b[2] for b in (start, end)
+                    names.update(b[2] for b in interval[:2]
                                  if len(b) == 3 and isinstance(b[2], str))
             read = self.__dict__["_scalars_read_cache"] = frozenset(names)
         return read
@@ -436,19 +437,43 @@ def _check_options(options: dict) -> tuple[dict, dict | None, dict]:
     return code_options, build_info, dtypes
 
 
+def _field_type(value):
+    """A ``dtypes=`` value that is a Field type as gtscript's FieldDescriptor (GT4Py's
+    ``Field[...]`` too: a framework that imports GT4Py passes its own); others unchanged."""
+    kind = type(value)
+    if kind.__name__ == "_FieldDescriptor" and kind.__module__.split(".")[0] == "gt4py":
+        return lang.FieldDescriptor(lang.resolve_dtype(value.dtype),
+                                    "".join(axis.name for axis in value.axes),
+                                    tuple(int(d) for d in value.data_dims))
+    return value
+
+
 def _check_dtypes(dtypes) -> dict:
-    """``dtypes={"T": np.float32, ...}``: placeholder name -> dtype name."""
+    """``dtypes={"T": np.float32, "Tij": Field[IJ, np.float64], ...}``: placeholder name ->
+    dtype name, or a Field type (its dtype resolved) that an argument annotated ``"Tij"`` or
+    a temporary declared ``t: Tij`` takes, as in GT4Py. A key that is not a string
+    (``{float: np.float32}``) is accepted and changes nothing: GT4Py 1.1 types the literals of
+    that Python type with it in its IR, which changes no result of its numpy and debug
+    backends (``literal_float_precision=`` sets the literals' precision)."""
     if dtypes is None:
         return {}
     if not isinstance(dtypes, dict):
         raise TypeError(f"dtypes must be a dict from placeholder names to dtypes, got "
                         f"{type(dtypes).__name__}")
-    resolved = {}
+    resolved: dict[str, str | lang.FieldDescriptor] = {}
     for name, dtype in dtypes.items():
         if not isinstance(name, str):
-            raise TypeError(f"dtypes: the placeholder {name!r} must be a string")
+            continue
         try:
-            resolved[name] = lang.resolve_dtype(dtype)
+            dtype = _field_type(dtype)
+            if isinstance(dtype, lang.FieldDescriptor):
+                inner = dtype.dtype
+                if isinstance(inner, str) and inner not in lang.DTYPES and inner in dtypes \
+                        and not isinstance(dtypes[inner], lang.FieldDescriptor):
+                    inner = dtypes[inner]  # Field[IJ, "T"] with "T" a dtype placeholder
+                resolved[name] = dataclasses.replace(dtype, dtype=lang.resolve_dtype(inner))
+            else:
+                resolved[name] = lang.resolve_dtype(dtype)
         except GTScriptDefinitionError as exc:
             raise TypeError(f"dtypes[{name!r}]: {exc.msg}") from None
     return resolved

@@ -172,17 +172,22 @@ _GRID_AXES = ("I", "J", "K")
 
 def _data_dims(dimensions, shape, ndata: int) -> int:
     """The number of data dimensions: those of a sub-array dtype, else the names in GT4Py's
-    ``dimensions`` (``["I", "J", "K", "0"]``) that are not grid axes, which come last."""
+    ``dimensions`` (``["I", "J", "K", "0"]``) that are not grid axes, which come last. With a
+    sub-array dtype, ``dimensions`` may name the axes of ``shape`` as given, without the
+    dtype's (``dtype=(np.float64, (3,)), dimensions=["I", "J", "K"]``), as in GT4Py."""
     if dimensions is None:
         return ndata
     names = [str(d) for d in dimensions]
-    if len(names) != len(shape):
-        raise ValueError(f"dimensions {tuple(names)} must name every axis of shape {shape}")
+    own = ndata if ndata and len(names) == len(shape) - ndata else 0  # the dtype's, unnamed
+    if len(names) + own != len(shape):
+        raise ValueError(f"dimensions {tuple(names)} must name every axis of shape {shape}"
+                         + (f" (or every axis but the {ndata} of the dtype's sub-array)"
+                            if ndata else ""))
     grid = [n in _GRID_AXES for n in names]
     if grid != sorted(grid, reverse=True) or not any(grid):
         raise ValueError(f"dimensions {tuple(names)}: the grid axes (I, J, K) must come "
                          f"first, data dimensions after them")
-    return max(ndata, grid.count(False))
+    return own + grid.count(False) if own else max(ndata, grid.count(False))
 
 
 def layout(shape, dtype, backend="cpu", dimensions=None) -> Layout:

@@ -438,7 +438,13 @@ bool types_infer(Stencil *st) {
                 if (!type_stmts(st, &st->comps[c].intervals[i].body, false)) return false;
     }
     for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++)
-            if (!type_stmts(st, &st->comps[c].intervals[i].body, true)) return false;
+        for (int i = 0; i < st->comps[c].nintervals; i++) {
+            Interval *in = &st->comps[c].intervals[i];
+            /* a run-time bound's parameter is used too: the call requires its argument and
+             * never drops it as unused (call.c, unused.h) */
+            if (in->start.sym) in->start.sym->read = true;
+            if (in->end.sym) in->end.sym->read = true;
+            if (!type_stmts(st, &in->body, true)) return false;
+        }
     return st->diag.kind == DIAG_NONE;
 }

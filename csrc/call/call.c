@@ -15,6 +15,7 @@
 #include "call/interrupt.h"
 #include "call/pool.h"
 #include "call/kbounds.h"
+#include "call/unused.h"
 
 #include "backend/cpu/blocks.h"
 #include "backend/cpu/jit.h"
@@ -31,7 +32,7 @@
 
 #include "util/strbuf.h"
 
-static int npy_type_of(DType t) {
+int call_npy_type(DType t) {
     switch (t) {
     case DT_BOOL: return NPY_BOOL;
     case DT_INT8: return NPY_INT8;
@@ -58,9 +59,6 @@ static bool is_option(const char *k) {
     default: return false;
     }
 }
-
-/* Whether the stencil reads or writes parameter s (one that __INLINED folded away is not). */
-static bool param_used(const Symbol *s) { return s->read || s->written; }
 
 static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, Bound *b,
                       PyObject **origin, PyObject **domain, PyObject **global) {
@@ -126,8 +124,13 @@ static bool bind_args(const ModuleObject *m, PyObject *args, PyObject *kwargs, B
         const Symbol *s = st->params[i];
         bool by_default = b->value[i] == NULL && s->kind == SYM_SCALAR && m->defaults;
         if (by_default) b->value[i] = PyDict_GetItemString(m->defaults, s->name); /* borrowed */
-        /* GT4Py's convention: a parameter the stencil does not use may be None or left out */
+        /* GT4Py's convention: a parameter the stencil does not use may be None or left out,
+         * and any other value is neither checked nor touched (unused.h) */
         if (b->value[i] == Py_None && !param_used(s)) b->value[i] = NULL;
+        if (b->value[i] != NULL && !param_used(s)) {
+            if (!unused_arg_note(st, s, b->value[i])) return false;
+            b->value[i] = NULL;
+        }
         if (b->value[i] == Py_None && by_default) { /* a None default, which is no value */
             PyErr_Format(PyExc_TypeError,
                          "%s() missing required argument '%s' (its default, None, is no value: "
@@ -158,7 +161,7 @@ static bool check_field(const Symbol *s, PyObject *o, bool validate) {
         return false;
     }
     if (!validate) return true;
-    if (PyArray_TYPE(a) != npy_type_of(s->dtype) || !PyArray_ISNOTSWAPPED(a)) {
+    if (PyArray_TYPE(a) != call_npy_type(s->dtype) || !PyArray_ISNOTSWAPPED(a)) {
         PyObject *r = PyObject_Str((PyObject *)PyArray_DESCR(a));
         PyErr_Format(PyExc_TypeError,
                      "argument '%s' has dtype %s but the stencil declares %s (no implicit cast)",

@@ -17,6 +17,9 @@ static inline double call_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* NumPy's type number for dtype t (NPY_FLOAT64, ...), -1 for none. */
+int call_npy_type(DType t);
+
 /* Number of I/J/K axes of a field (its array has these plus its data dimensions). */
 static inline int field_naxes(const Symbol *s) {
     return !!(s->axes & AX_I) + !!(s->axes & AX_J) + !!(s->axes & AX_K);

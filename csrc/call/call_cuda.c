@@ -12,6 +12,7 @@
  *   which is synchronised before the call returns, whatever kind the arrays are.
  */
 #include "call/call.h"
+#include "call/unused.h"
 #include "call/arrays.h"
 #include "call/exec_info.h"
 #include "call/kbounds.h"
@@ -124,13 +125,21 @@ static bool add_view(Views *v, PyObject *o, PyObject **out) {
     return true;
 }
 
-static bool make_views(Views *v, PyObject *args, PyObject *kwargs) {
+/* Whether the argument for parameter `s` (NULL: no parameter, such as an option) is one the
+ * stencil does not use: binding drops it (unused.h), so it is not viewed either, and its
+ * producer's stream is not waited for. */
+static bool unused_param(const Symbol *s) {
+    return s != NULL && s->kind != SYM_TEMP && !param_used(s);
+}
+
+static bool make_views(Views *v, const Stencil *st, PyObject *args, PyObject *kwargs) {
     memset(v, 0, sizeof *v);
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     if ((v->args = PyTuple_New(n)) == NULL) return false;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o;
-        if (!add_view(v, PyTuple_GET_ITEM(args, i), &o)) return false;
+        PyObject *o = PyTuple_GET_ITEM(args, i);
+        if (i < st->nparams && unused_param(st->params[i])) o = Py_NewRef(o);
+        else if (!add_view(v, o, &o)) return false;
         PyTuple_SET_ITEM(v->args, i, o);
     }
     if (kwargs == NULL) return true;
@@ -139,7 +148,10 @@ static bool make_views(Views *v, PyObject *args, PyObject *kwargs) {
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwargs, &pos, &key, &val)) {
         PyObject *o;
-        if (!add_view(v, val, &o)) return false;
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (k == NULL) PyErr_Clear(); /* binding reports the key */
+        if (k != NULL && unused_param(stencil_lookup(st, k))) o = Py_NewRef(val);
+        else if (!add_view(v, val, &o)) return false;
         int r = PyDict_SetItem(v->kwargs, key, o);
         Py_DECREF(o);
         if (r < 0) return false;
@@ -701,7 +713,7 @@ PyObject *call_cuda(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     b.heap = NULL;
     DevStream stream;
     /* with GPU arrays, the values kbounds_check reads are copied to the host in run() */
-    if (make_views(&v, args, kwargs) && take_stream(&v, &stream) &&
+    if (make_views(&v, m->st, args, kwargs) && take_stream(&v, &stream) &&
         (v.ndev ? bind_all_but_kbounds(m, v.args, v.kwargs, &b) : bind_all(m, v.args, v.kwargs, &b)))
         result = run(m, &v, &b, stream, t0);
     bound_release(&b);

@@ -381,6 +381,8 @@ class _Expressions:
 
     def offsets(self, scope: _Scope, node: ast.Subscript, axes: str, pre: list[tuple]) -> tuple:
         """The (di, dj, dk) of an index; dk may be an expression (a variable K offset)."""
+        if isinstance(node.slice, ast.Constant) and node.slice.value is Ellipsis:
+            return (0, 0, 0)  # GT4Py's f[...]: the field at the point itself, on any axes
         indices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for index in indices:
             if isinstance(index, ast.Slice):

@@ -120,7 +120,13 @@ def _source_text(func: Callable) -> tuple[str, str]:
         try:
             text = inspect.getsource(func)
         except (OSError, TypeError):
+            # made with exec(): the text it carries (GT4Py's __exec_source__), else nothing;
+            # neither is remembered, since the attribute may be set after this first look
+            exec_source = getattr(func, "__exec_source__", None)
+            if isinstance(exec_source, str):
+                return exec_source, exec_source
             text = f"<no source {func.__module__}.{func.__qualname__}>"
+            return text, text
         _source_by_code[code] = text
     return text, text
 

@@ -52,6 +52,11 @@ def resolve_placeholder(dtype: Any, dtypes: dict) -> str:
     """The dtype name of ``dtype``, through the build's ``dtypes=`` when it is a placeholder
     name (``Field["T"]``, a scalar annotated ``"T"``)."""
     if isinstance(dtype, str) and dtype in dtypes:
+        if isinstance(dtypes[dtype], lang.FieldDescriptor):
+            raise GTScriptDefinitionError(
+                f"{dtype!r} names a Field type in dtypes= ({dtypes[dtype]!r}), not a dtype: "
+                f"use it as a whole annotation (a: {dtype!r}, or t: {dtype} for a temporary)"
+            )
         return lang.resolve_dtype(dtypes[dtype])
     if isinstance(dtype, str) and dtype not in lang.DTYPES and dtype not in ("float", "int"):
         raise GTScriptDefinitionError(
@@ -105,6 +110,8 @@ def _parameter(source: _Source, func: Callable, node: ast.arg, dtypes: dict) -> 
     try:
         # GT4Py's Field[...] (a definition written for GT4Py) is read as gtscript's
         annotation = from_gt4py(_evaluate_annotation(func, func.__annotations__[name], dtypes))
+        if isinstance(annotation, str) and isinstance(dtypes.get(annotation), lang.FieldDescriptor):
+            annotation = dtypes[annotation]  # dtypes={"T": Field[IJ, np.float64]}, a: "T"
         if isinstance(annotation, lang.FieldDescriptor):
             dtype = resolve_placeholder(annotation.dtype, dtypes)
             return ("field", name, dtype, annotation.axes, annotation.data_dims)

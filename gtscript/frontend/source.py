@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -75,19 +76,53 @@ def _file_lines(func: Callable, filename: str, firstlineno: int, lines: list[str
     return [""] * (firstlineno - 1) + captured
 
 
+def _exec_source_lines(func: Callable) -> tuple[list[str], int] | None:
+    """The lines of ``func``'s ``def`` (decorators included) and the line of the first, from
+    the text a function made with exec() carries in ``__exec_source__`` (GT4Py's convention,
+    which GT4Py 1.1 reads where inspect finds no source); None without one. The ``def`` is
+    the one of the function's name at the line its code starts on (the text as exec compiled
+    it), else the only one of that name in the text."""
+    text = getattr(func, "__exec_source__", None)
+    if not isinstance(text, str):
+        return None
+    all_lines = text.splitlines(keepends=True)
+    try:
+        tree = ast.parse(textwrap.dedent(text))  # an indented text too, as GT4Py reads it
+    except SyntaxError:
+        return None  # reported as a source that cannot be read
+    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func.__name__]
+
+    def start(n: ast.FunctionDef) -> int:
+        return min([n.lineno, *(d.lineno for d in n.decorator_list)])
+
+    at_line = [n for n in defs if start(n) == func.__code__.co_firstlineno]
+    chosen = at_line or (defs if len(defs) == 1 else [])
+    if not chosen:
+        return None
+    node = chosen[0]
+    first = start(node)
+    return all_lines[first - 1 : node.end_lineno], first
+
+
 def _capture_source(func: Callable) -> _Source:
     """Read and parse the source of ``func`` (a plain Python function)."""
     if not inspect.isfunction(func):
         raise TypeError(f"a GTScript definition must be a Python function, got {func!r}")
     try:
         lines, firstlineno = inspect.getsourcelines(func)
+        filename = inspect.getsourcefile(func) or inspect.getfile(func)
     except (OSError, TypeError) as exc:
-        raise GTScriptDefinitionError(
-            f"cannot read the source of {func.__qualname__!r} ({exc}): GTScript definitions "
-            f"must be written in a file or a notebook cell; functions created with exec() or "
-            f"typed into the plain interactive interpreter have no source to read"
-        ) from None
-    filename = inspect.getsourcefile(func) or inspect.getfile(func)
+        found = _exec_source_lines(func)
+        if found is None:
+            raise GTScriptDefinitionError(
+                f"cannot read the source of {func.__qualname__!r} ({exc}): GTScript definitions "
+                f"must be written in a file or a notebook cell; a function created with exec() "
+                f"needs its source text in its __exec_source__ attribute (GT4Py's convention: "
+                f"f.__exec_source__ = the text given to exec), and one typed into the plain "
+                f"interactive interpreter has no source to read"
+            ) from None
+        lines, firstlineno = found
+        filename = func.__code__.co_filename
     text_lines, shifts = _dedent(lines)
     try:
         module = ast.parse("\n".join(text_lines), filename=filename)

@@ -190,7 +190,7 @@ class _Statements:
         value per column, kept from level to level); data dimensions only where
         ``data_dims`` (declarations before the computations, as in GT4Py)."""
         value = self.compile_time_value(
-            scope, annotation, "the annotation", fallback=self.annotation_names()
+            scope, annotation, "the annotation", fallback=self.annotation_names(self.dtypes)
         )
         try:
             if isinstance(value, lang.FieldDescriptor):
@@ -206,9 +206,12 @@ class _Statements:
             raise scope.error(GTScriptDefinitionError, exc.msg, annotation) from None
 
     @staticmethod
-    def annotation_names() -> dict:
-        """Names an annotation may use without importing them (as GT4Py evaluates them)."""
-        return {"Field": lang.Field, "IJK": lang.IJK, "IJ": lang.IJ, "np": np}
+    def annotation_names(dtypes: dict) -> dict:
+        """Names an annotation may use without importing them (as GT4Py evaluates them): the
+        build's ``dtypes=`` names of Field types too (``dtypes={"Tij": Field[IJ, float]}``
+        lets a temporary be declared ``t: Tij = ...``, as in GT4Py)."""
+        fields = {k: v for k, v in dtypes.items() if isinstance(v, lang.FieldDescriptor)}
+        return {"Field": lang.Field, "IJK": lang.IJK, "IJ": lang.IJ, "np": np, **fields}
 
     def stmt_If(self, scope: _Scope, node: ast.If, out: list[tuple]) -> None:
         static = self.static_condition(scope, node.test)

@@ -295,7 +295,8 @@ class _Structure:
         offset, name_node = 0, node
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for name_node, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(name_node, ast.Name) and self.is_compile_time(scope, other):
+                if isinstance(name_node, (ast.Name, ast.Subscript)) \
+                        and self.is_compile_time(scope, other):
                     break
             else:
                 return None
@@ -308,16 +309,30 @@ class _Structure:
                     other,
                 )
             offset = -offset if isinstance(node.op, ast.Sub) else offset
+        indexed = isinstance(name_node, ast.Subscript) and isinstance(name_node.value, ast.Name)
+        if indexed:  # GT4Py's `interval(0, idx[0, 0])`: the field at the column itself
+            name_node, index = name_node.value, name_node
         if not isinstance(name_node, ast.Name):
             return None
         if self.resolve_name(scope, name_node.id)[0] != "runtime":
             return None
         param = self.params.get(name_node.id)
+        if indexed and param is not None and (param[0] != "field"
+                                              or not self.centred_ij_index(scope, index)):
+            raise scope.error(
+                GTScriptSyntaxError,
+                f"an interval bound reads an integer IJ field at the column itself: "
+                f"{name_node.id}[0, 0] (or {name_node.id}), not `{ast.unparse(index)}` (GT4Py "
+                f"refuses it too)",
+                index,
+            )
         if param is None:
             raise scope.error(
                 GTScriptSyntaxError,
                 f"interval bound {name_node.id!r} is a temporary: a run-time bound must be an "
-                f"integer scalar parameter",
+                f"integer scalar parameter or an integer IJ field parameter (GT4Py's debug "
+                f"backend also takes an IJ temporary; gtscript does not, as the call could not "
+                f"check its levels before running)",
                 name_node,
             )
         if param[0] == "field":
@@ -339,6 +354,14 @@ class _Structure:
                 name_node,
             )
         return (0, offset, name_node.id)
+
+    def centred_ij_index(self, scope: _Scope, node: ast.Subscript) -> bool:
+        """Whether ``f[0, 0]`` (or ``f[0, 0, 0]``, as GT4Py also reads it) indexes an IJ field
+        at the point itself."""
+        indices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return len(indices) in (2, 3) and all(
+            self.is_compile_time(scope, i) and _int_value(
+                self.compile_time_value(scope, i, "an interval bound")) == 0 for i in indices)
 
     # ---------------------------------------------------------------- regions
 

@@ -152,6 +152,8 @@ def arguments(stem: str, case) -> dict:
             continue
         if name in case.omit:
             continue
+        if isinstance(ann, str) and ann in case.options.get("dtypes", {}):
+            ann = case.options["dtypes"][ann]  # a whole annotation: "T" with dtypes={"T": ...}
         if hasattr(ann, "axes") and hasattr(ann, "data_dims"):  # a field or a global table
             dtype = _descriptor_dtype(ann, case)
             axes = "".join(ax.name for ax in (ann.axes or ()))
