@@ -35,4 +35,7 @@ def unused_ij(a: Field[np.float64], b: Field[IJ, np.float64], c: Field[np.float6
             c = a
 
 
-del gtscript
+
+def runtime_bound(a: gtscript.Field[np.float64], out: gtscript.Field[np.float64], n: int):
+    with computation(PARALLEL), interval(0, n):
+        out = a

@@ -64,3 +64,22 @@ def has_unused_arguments() -> bool:
     except ValueError:
         return False
     return True
+
+
+INTERVAL_SCALAR = ("gt4py-refused: a scalar read only in a run-time interval bound is taken for an unused "
+                   "argument and not passed (the interval runs on no level: a silently wrong result)")
+
+
+@functools.cache
+def interval_scalar_lost() -> bool:
+    """A scalar parameter read only in ``interval(0, n)`` is dropped from the call."""
+    import gtscript
+
+    import _probe_defs
+
+    a, out = np.ones((2, 2, 4)), np.zeros((2, 2, 4))
+    try:  # the cpu backend runs no level, the numpy one raises a KeyError
+        gtscript.stencil("cpu", _probe_defs.runtime_bound)(a, out, 2)
+    except Exception:  # noqa: BLE001
+        return True
+    return not out[:, :, :2].all()

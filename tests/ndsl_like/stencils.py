@@ -97,19 +97,19 @@ def first_level_above(q: FloatField, kfound: IntField, thresh: float):
     BACKWARD sweep."""
     with computation(FORWARD):
         with interval(0, 1):
-            k = 0
+            lev = 0
             found = 0
             kfound = -1
             if q > thresh:
                 found = 1
                 kfound = 0
-        with interval(1, None):
-            k = k[0, 0, -1] + 1
+        with interval(1, None):  # (a temporary named k breaks GT4Py's numpy backend)
+            lev = lev[0, 0, -1] + 1
             found = found[0, 0, -1]
             kfound = kfound[0, 0, -1]
             if found == 0 and q > thresh:
                 found = 1
-                kfound = k
+                kfound = lev
     with computation(BACKWARD), interval(0, -1):
         kfound = kfound[0, 0, 1]
 
