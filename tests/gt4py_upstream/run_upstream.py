@@ -133,7 +133,7 @@ def main() -> int:
         print(f"GT4Py {opts.version}: {source} holds no tests/cartesian_tests "
               "(GT4Py's sdists ship none; pass --source with a GT4Py source tree to run them)")
 
-    env_suites = dict(env, GTSCRIPT_GT4PY_BACKENDS=",".join(names + ["numpy"]))
+    env_suites = dict(env, GTSCRIPT_GT4PY_BACKENDS=",".join(names + ["numpy"]), GTSCRIPT_STENCIL_SUITES="1")
     out = run_pytest([str(HERE / "suites_gtscript.py"), *opts.pytest_args], REPO, env_suites)
     results["StencilTestSuite suites"] = tally(out)
 
