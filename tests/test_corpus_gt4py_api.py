@@ -49,9 +49,9 @@ runner.private_gt4py_cache()
 BACKENDS = tuple(os.environ.get("GTSCRIPT_GT4PY_BACKENDS", "gtscript:cpu,gtscript:numpy,gtscript:cuda").split(","))
 ENTRIES = runner.entries()
 IDS = [f"{stem}.{case.name}" for stem, case in ENTRIES]
-#: The cuda emulation compiles each entry's CUDA source with the host compiler: every third
+#: The cuda emulation compiles each entry's CUDA source with the host compiler: every sixth
 #: entry (the sample spans all twelve modules and every kind of entry).
-CUDA_SAMPLE = frozenset(range(0, len(ENTRIES), 3))
+CUDA_SAMPLE = frozenset(range(0, len(ENTRIES), 6))
 
 #: Entries that fail for a reason that belongs to another part of the issue (strict marks:
 #: the lead removes them with the fix). entry -> (backends or None for all, reason)
