@@ -72,7 +72,9 @@ def _area_marks(index: int, backend: str) -> list:
         # every definition holds GT4Py's Field annotations; only the refusals pass without
         return [pytest.mark.xfail(strict=True, reason=gt4py_areas.OBJECTS)]
     if case.name == "runtime_interval_bound" and gt4py_areas.interval_scalar_lost():
-        return [pytest.mark.xfail(strict=True, reason=gt4py_areas.INTERVAL_SCALAR)]
+        # not run: the cpu backend then reads the bound from memory never written (a wrong
+        # result on Python 3.11, a segmentation fault on 3.12)
+        return [pytest.mark.xfail(strict=True, run=False, reason=gt4py_areas.INTERVAL_SCALAR)]
     return []
 
 
