@@ -42,8 +42,6 @@ import time
 import warnings
 from typing import Any, ClassVar
 
-import numpy as np
-
 try:
     import gt4py.cartesian.backend as _gt_backend
     from gt4py.cartesian import definitions as _gt_definitions
@@ -54,7 +52,8 @@ except ImportError as _exc:  # pragma: no cover - exercised by a subprocess test
         "gtscript.gt4py registers gtscript as a GT4Py backend and needs GT4Py "
         "(gt4py >= 1.1.12): pip install 'gtscript[gt4py]'") from _exc
 
-from .stencil import _IGNORED_GT4PY_OPTIONS, _memory_limit, stencil as _gtscript_stencil
+from .stencil import _IGNORED_GT4PY_OPTIONS, _memory_limit
+from .stencil import stencil as _gtscript_stencil
 
 __all__ = ["BACKEND_NAMES", "GTScriptBackend", "CpuBackend", "NumpyBackend", "CudaBackend",
            "storage_info"]

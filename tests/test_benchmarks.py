@@ -203,3 +203,23 @@ def test_streaming_table_and_json(tmp_path):
         # a 12x10x8 output fits any L2: the model never streams it
         assert r["tuned"]["streaming"] is False
         assert r["tuned"]["why"] == "model: outputs fit the L2 caches"
+
+
+@pytest.mark.skipif(not HAVE_GT4PY, reason="benchmarks/gt4py_api.py measures GT4Py's API")
+def test_gt4py_api_table_and_json(tmp_path):
+    # benchmarks/gt4py_api.py: gtscript through GT4Py's API against gtscript directly
+    cmd = [sys.executable, os.path.join(BENCH, "gt4py_api.py"), "--repeat", "1", "--calls", "200",
+           "--no-kfirst", "--json", str(tmp_path / "g.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| GT4Py API, gtscript:cpu |" in done.stdout
+    assert "GT4Py API minus gtscript directly" in done.stdout
+    with open(tmp_path / "g.json") as f:
+        report = json.load(f)
+    assert set(report["build"]) == {"gtscript.stencil('cpu')", "GT4Py API, gtscript:cpu",
+                                    "GT4Py API, numpy"}
+    for times in report["build"].values():
+        assert times["cold_ms"] > 0 and times["cached_ms"] > 0
+    ours = report["call"]["GT4Py API, gtscript:cpu"]
+    assert set(ours) == {"__call__, validate_args=True", "__call__, validate_args=False", "run()"}
+    assert all(us > 0 for us in ours.values())

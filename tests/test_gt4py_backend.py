@@ -32,7 +32,6 @@ from gt4py.cartesian.stencil_object import StencilObject  # noqa: E402
 import gtscript  # noqa: E402
 import gtscript.gt4py as gts_gt4py  # noqa: E402
 from gtscript import BACKWARD, FORWARD, PARALLEL, computation, interval  # noqa: E402
-from gtscript import stencil as gtscript_stencil_module  # noqa: E402,F401
 from cuda_emulation.runner import emulate, require_compiler  # noqa: E402
 from gt4py_corpus import runner  # noqa: E402
 
@@ -138,7 +137,8 @@ def test_importing_registers_the_three_backends_and_their_layouts():
         assert issubclass(cls, gt_backend.Backend) and cls.name == name
         assert cls.GTSCRIPT_BACKEND == gts_name
         assert name in gt_backend.REGISTRY.names
-        assert isinstance(cls.options, dict) and all("versioning" in o for o in cls.options.values())
+        assert isinstance(cls.options, dict)
+        assert all("versioning" in o for o in cls.options.values())
         assert cls.languages["bindings"] == ["python"]
         from gt4py.storage.cartesian import layout_registry
         assert layout_registry.from_name(name) is cls.storage_info
