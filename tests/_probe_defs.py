@@ -39,3 +39,19 @@ def unused_ij(a: Field[np.float64], b: Field[IJ, np.float64], c: Field[np.float6
 def runtime_bound(a: gtscript.Field[np.float64], out: gtscript.Field[np.float64], n: int):
     with computation(PARALLEL), interval(0, n):
         out = a
+
+
+PROBE_SCALE = 1.0
+
+
+@gt4py_gtscript.function
+def probe_scaled(f):
+    return PROBE_SCALE * f
+
+
+PROBE_SCALE = 3.0  # GT4Py's function keeps 1.0 (it captured its globals when decorated)
+
+
+def gt4py_function_call(a: Field[np.float64], out: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        out = probe_scaled(a)

@@ -83,3 +83,22 @@ def interval_scalar_lost() -> bool:
     except Exception:  # noqa: BLE001
         return True
     return not out[:, :, :2].all()
+
+
+FUNCTION_GLOBALS = ("gt4py-objects: a GT4Py @gtscript.function keeps the globals it had when decorated "
+                    "(GT4Py captures them; gtscript read the module's current value)")
+
+
+@functools.cache
+def gt4py_function_keeps_globals() -> bool:
+    """A GT4Py ``@gtscript.function`` reads the globals it had when decorated."""
+    import gtscript
+
+    import _probe_defs
+
+    a, out = np.ones((2, 2, 2)), np.zeros((2, 2, 2))
+    try:
+        gtscript.stencil("numpy", _probe_defs.gt4py_function_call)(a, out)
+    except Exception:  # noqa: BLE001 - GT4Py's functions not read at all
+        return False
+    return bool((out == 1.0).all())

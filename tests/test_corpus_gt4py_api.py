@@ -55,11 +55,7 @@ CUDA_SAMPLE = frozenset(range(0, len(ENTRIES), 6))
 
 #: Entries that fail for a reason that belongs to another part of the issue (strict marks:
 #: the lead removes them with the fix). entry -> (backends or None for all, reason)
-XFAILS: dict[str, tuple] = {
-    "c04_functions.function_global_capture": (None, (
-        "gt4py-objects: a GT4Py @gtscript.function keeps the globals it had when decorated "
-        "(GT4Py captures them; gtscript reads the module's current SCALE)")),
-}
+XFAILS: dict[str, tuple] = {}
 
 
 def _area_marks(index: int, backend: str) -> list:
@@ -71,6 +67,8 @@ def _area_marks(index: int, backend: str) -> list:
     if case.expect != "reject" and not gt4py_areas.has_gt4py_objects():
         # every definition holds GT4Py's Field annotations; only the refusals pass without
         return [pytest.mark.xfail(strict=True, reason=gt4py_areas.OBJECTS)]
+    if case.name == "function_global_capture" and not gt4py_areas.gt4py_function_keeps_globals():
+        return [pytest.mark.xfail(strict=True, reason=gt4py_areas.FUNCTION_GLOBALS)]
     if case.name == "runtime_interval_bound" and gt4py_areas.interval_scalar_lost():
         # not run: the cpu backend then reads the bound from memory never written (a wrong
         # result on Python 3.11, a segmentation fault on 3.12)
