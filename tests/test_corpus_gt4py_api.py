@@ -197,6 +197,12 @@ def test_gt4py_api_agrees_with_gt4py(index, backend):
     what = f"{stem}.{case.name} through GT4Py's API on {backend}"
     tally = TALLY[backend]
 
+    if case.expect == "match" and verdict[0] == "rejected" and not gt4py.__version__.startswith("1.1."):
+        # the corpus is GT4Py 1.1's: a later GT4Py refuses some of it (``f[...]`` in 1.2), so
+        # this version gives no result to compare with; gtscript still builds and runs it
+        _run(_build(index, backend), case, runner.arguments(stem, case))
+        tally[f"runs, GT4Py {gt4py.__version__} refuses"] += 1
+        pytest.skip(f"GT4Py {gt4py.__version__} refuses {case.name} ({verdict[2]}); compared with GT4Py 1.1 there")
     if case.expect in ("match", "stricter") or (case.expect == "deliberate" and case.alias):
         assert verdict[0] == "ok", f"the corpus expects GT4Py to build and run {case.name}: {verdict[1:]}"
     if case.expect == "call_reject":
