@@ -21,6 +21,7 @@ what GT4Py runs), and the entries whose refusal the corpus expects.
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import hashlib
 import os
@@ -167,10 +168,13 @@ def _report_tally(request):
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or not TALLY:
         return
-    reporter.write_line("")
-    reporter.write_line(f"GT4Py API corpus, GT4Py {gt4py.__version__}:")
-    for backend, counts in sorted(TALLY.items()):
-        reporter.write_line(f"  {backend:16s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines = ["", f"GT4Py API corpus, GT4Py {gt4py.__version__}:"]
+    lines += [f"  {backend:16s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+              for backend, counts in sorted(TALLY.items())]
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        for line in lines:
+            reporter.write_line(line)
 
 
 def _params():
