@@ -92,7 +92,8 @@ def tally(output: str) -> dict:
 
 
 def run_pytest(args: list[str], cwd: Path, env: dict) -> str:
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-q", *args]
+    # the project's addopts name plugins (markdown docs, notebooks) a bare GT4Py venv may lack
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-rA", "-q", *args]
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     sys.stdout.write(done.stdout[-4000:])
     return done.stdout
