@@ -17,7 +17,7 @@ CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
 CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize test-gt4py12 build bench llvm clean format docs wheel wheel-test
+.PHONY: run test test-sanitize test-gt4py12 build bench llvm clean format docs wheel wheel-test gt4py-upstream
 
 run: build
 	@$(VPY) examples/quickstart.py
@@ -216,6 +216,12 @@ wheel: $(STAMP)
 
 # The package as a user gets it (slow): `pip install .` into a fresh venv, and the wheel
 # installed into another one run with the system's LLVM hidden (tests_install/).
+# GT4Py's backend-parametrised tests with the gtscript backends added (long; not in make test):
+# GT4Py's StencilTestSuite suites, and GT4Py's own test files where GT4PY_SOURCE names a GT4Py
+# source tree (its sdists ship no tests). See tests/gt4py_upstream/run_upstream.py.
+gt4py-upstream: build
+	@$(VPY) tests/gt4py_upstream/run_upstream.py $(if $(GT4PY_SOURCE),--source $(GT4PY_SOURCE))
+
 wheel-test: wheel
 	@$(VPY) -m pytest -q -p no:cacheprovider tests_install $(PYTEST_ARGS)
 
