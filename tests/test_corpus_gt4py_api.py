@@ -41,7 +41,6 @@ import gtscript.gt4py  # noqa: F401  (registers the gtscript backends in GT4Py's
 from cuda_emulation.runner import emulate, require_compiler
 from gt4py_corpus import runner
 
-import gt4py_areas
 
 runner.private_gt4py_cache()
 
@@ -53,29 +52,6 @@ IDS = [f"{stem}.{case.name}" for stem, case in ENTRIES]
 #: The cuda emulation compiles each entry's CUDA source with the host compiler: every sixth
 #: entry (the sample spans all twelve modules and every kind of entry).
 CUDA_SAMPLE = frozenset(range(0, len(ENTRIES), 6))
-
-#: Entries that fail for a reason that belongs to another part of the issue (strict marks:
-#: the lead removes them with the fix). entry -> (backends or None for all, reason)
-XFAILS: dict[str, tuple] = {}
-
-
-def _area_marks(index: int, backend: str) -> list:
-    """xfail(strict) marks for parts that live in other changes, present or not by a probe
-    (tests/gt4py_areas.py): once a part is in, its mark no longer applies."""
-    _, case = ENTRIES[index]
-    if not backend.startswith("gtscript:"):
-        return []
-    if case.expect != "reject" and not gt4py_areas.has_gt4py_objects():
-        # every definition holds GT4Py's Field annotations; only the refusals pass without
-        return [pytest.mark.xfail(strict=True, reason=gt4py_areas.OBJECTS)]
-    if case.name == "function_global_capture" and not gt4py_areas.gt4py_function_keeps_globals():
-        return [pytest.mark.xfail(strict=True, reason=gt4py_areas.FUNCTION_GLOBALS)]
-    if case.name == "runtime_interval_bound" and gt4py_areas.interval_scalar_lost():
-        # not run: the cpu backend then reads the bound from memory never written (a wrong
-        # result on Python 3.11, a segmentation fault on 3.12)
-        return [pytest.mark.xfail(strict=True, run=False, reason=gt4py_areas.INTERVAL_SCALAR)]
-    return []
-
 
 def _version_key() -> str:
     parts = [gt4py.__version__, np.__version__]
@@ -183,12 +159,7 @@ def _params():
         for index, (stem, case) in enumerate(ENTRIES):
             if backend == "gtscript:cuda" and index not in CUDA_SAMPLE:
                 continue
-            marks = _area_marks(index, backend)
-            xfail = XFAILS.get(IDS[index])
-            if not marks and xfail is not None and (xfail[0] is None or backend in xfail[0]) \
-                    and backend.startswith("gtscript:"):
-                marks.append(pytest.mark.xfail(strict=True, reason=xfail[1]))
-            out.append(pytest.param(index, backend, marks=marks, id=f"{IDS[index]}-{backend}"))
+            out.append(pytest.param(index, backend, id=f"{IDS[index]}-{backend}"))
     return out
 
 
@@ -264,7 +235,6 @@ def test_gt4py_api_agrees_with_gt4py(index, backend):
         tally["refused deliberately"] += 1
 
 
-@pytest.mark.xfail(not gt4py_areas.has_gt4py_objects(), strict=True, reason=gt4py_areas.OBJECTS)
 def test_the_definitions_hold_gt4py_objects():
     """The path under test is GT4Py's: the corpus module as built here imports GT4Py's
     gtscript, not gtscript's, and the backends are GT4Py registry entries."""

@@ -27,30 +27,9 @@ from cuda_emulation.runner import emulate, require_compiler
 from ndsl_like import GridIndexing, StencilConfig, StencilFactory
 from ndsl_like import stencils as st
 
-import gt4py_areas
 
 BACKENDS = tuple(os.environ.get("GTSCRIPT_GT4PY_BACKENDS", "gtscript:cpu,gtscript:numpy,gtscript:cuda").split(","))
 GRID = GridIndexing(nx=7, ny=6, nz=5, n_halo=2)
-
-
-def _needs(*areas):
-    """xfail(strict) marks for a gtscript backend when a part of the issue that lives in
-    another change is missing (tests/gt4py_areas.py probes it by behaviour)."""
-
-    def marks(backend):
-        if not backend.startswith("gtscript:"):
-            return []
-        out = []
-        for area in areas:
-            present = {gt4py_areas.OBJECTS: gt4py_areas.has_gt4py_objects,
-                       gt4py_areas.ALIAS: gt4py_areas.has_corner_alias,
-                       gt4py_areas.UNUSED: gt4py_areas.has_unused_arguments}[area]()
-            if not present:
-                out.append(pytest.mark.xfail(strict=True, reason=area))
-                break  # one missing part is enough to fail
-        return out
-
-    return [pytest.param(b, marks=marks(b), id=b) for b in BACKENDS]
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +72,7 @@ def _close(got, want, what):
 # =============================================================== the framework's own reads
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_framework_reads_gt4py_metadata(backend, gt4py_cache):
     """What NDSL reads off a stencil and a backend: ``field_info`` axes and write access
     (``AccessKind``), per-field origins, the storage layout GT4Py's allocator gives."""
@@ -143,7 +122,7 @@ def _edge_update(backend, cache, origin, domain):
     return np.asarray(q), np.asarray(out)
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_regions_with_axis_offset_externals(backend, gt4py_cache):
     """FV3's edge regions, ``region[i_start, :]`` with ``i_start = I[0] + n``, on the compute
     domain and on the compute domain with one halo point (the offsets move with the call's
@@ -173,7 +152,7 @@ def _fill_corners_numpy(q):
     return q
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS, gt4py_areas.ALIAS))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_corner_fill_in_place(backend, gt4py_cache):
     """NDSL's ``fill_corners_x(q, q)``: one array as input and output, over the compute domain
     and its halo (regions relative to it): equal to NumPy and to GT4Py's numpy backend."""
@@ -192,7 +171,7 @@ def test_corner_fill_in_place(backend, gt4py_cache):
 # =============================================================== unused argument
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS, gt4py_areas.UNUSED))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_unused_argument_of_another_shape(backend, gt4py_cache):
     """A build without USE_BIAS never reads ``bias`` (access NONE): the model passes a 3-D
     array where a 2-D field is declared, as GT4Py allows; the array is left alone."""
@@ -224,7 +203,7 @@ def _first_level_numpy(q, thresh):
     return np.broadcast_to(first[:, :, None], q.shape)
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_column_search(backend, gt4py_cache):
     """A FORWARD search with a found flag (the first level above a threshold, spread down the
     column by a BACKWARD sweep) and a while loop inside each point. GT4Py's oracle here is its
@@ -300,15 +279,8 @@ def _model_numpy(q, steps):
     return q
 
 
-def _model_params():
-    out = []
-    for in_place, label in ((False, "copied-corners"), (True, "in-place-corners")):
-        areas = (gt4py_areas.OBJECTS, gt4py_areas.ALIAS) if in_place else (gt4py_areas.OBJECTS,)
-        out += [pytest.param(p.values[0], in_place, marks=p.marks, id=f"{p.id}-{label}") for p in _needs(*areas)]
-    return out
-
-
-@pytest.mark.parametrize("backend, in_place", _model_params())
+@pytest.mark.parametrize("in_place", [False, True], ids=["copied-corners", "in-place-corners"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_model_steps(backend, in_place, gt4py_cache):
     """Three steps of the model: the state equals GT4Py numpy's and hand-written NumPy's."""
     models = {}
@@ -324,7 +296,7 @@ def test_model_steps(backend, in_place, gt4py_cache):
     assert all(s.calls == 3 for s in (models[backend].update, models[backend].corners, models[backend].relax))
 
 
-@pytest.mark.parametrize("backend", _needs(gt4py_areas.OBJECTS))
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_run_without_validation_and_exec_info(backend, gt4py_cache):
     """``FrozenStencil`` with ``validate_args=False`` calls ``run(_origin_=, _domain_=,
     exec_info=None)``; ``run`` with an ``exec_info`` dict reports GT4Py's keys."""
