@@ -23,6 +23,7 @@ from gt4py.cartesian import config as gt_config
 from gt4py.cartesian.definitions import AccessKind
 
 import gtscript.gt4py  # noqa: F401  (registers the gtscript backends in GT4Py's registry)
+import gt4py.storage as gt_storage
 from cuda_emulation.runner import emulate, require_compiler
 from ndsl_like import GridIndexing, StencilConfig, StencilFactory
 from ndsl_like import stencils as st
@@ -314,3 +315,68 @@ def test_run_without_validation_and_exec_info(backend, gt4py_cache):
                                _domain_=stencil.domain, exec_info=info)
     assert tuple(info["domain"]) == GRID.domain_compute
     assert info["run_end_time"] >= info["run_start_time"]
+
+
+# ======================================== K levels computed at run time, read in the array
+
+
+def _remap_numpy(pe1, pe2, q1, q2, lo, n):
+    q2 = q2.copy()
+    for i in range(lo[0], lo[0] + n[0]):
+        for j in range(lo[1], lo[1] + n[1]):
+            for k in range(n[2]):
+                kk = 0
+                while pe1[i, j, kk + 1] < pe2[i, j, k]:
+                    kk += 1
+                q2[i, j, k] = q1[i, j, kk] + (pe2[i, j, k] - pe1[i, j, kk]) * (pe1[i, j, kk + 1] - pe2[i, j, k])
+    return q2
+
+
+def _remap_arrays(factory, top):
+    """Interfaces rising with K (nz + 1 levels); pe2 reaches ``top`` at the last layer, so
+    the search stops at level nz (inside the array) or, with ``top`` above pe1's top level,
+    runs past it."""
+    nz = GRID.nz
+    ni, nj = GRID.shape[:2]
+    rng = np.random.default_rng(7)
+    halo = (GRID.n_halo, GRID.n_halo, 0)  # NDSL's K_INTERFACE dimension: nz + 1 levels
+    pe1 = gt_storage.from_array(np.broadcast_to(np.arange(nz + 1, dtype=np.float64), (ni, nj, nz + 1)),
+                                backend=factory.storage_backend, aligned_index=halo)
+    pe2_values = rng.uniform(0.0, nz - 0.5, (ni, nj, nz))
+    pe2_values[:, :, -1] = top
+    pe2 = factory.from_array(pe2_values, ("I", "J", "K"))
+    return pe1, pe2, _random(factory, 8), factory.zeros()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_k_levels_read_beyond_the_domain_inside_the_array(backend, gt4py_cache):
+    """The search reads level nz of an nz + 1 level field: GT4Py runs it, and so does every
+    gtscript backend through GT4Py's API (the result equals GT4Py's and NumPy's: its debug
+    backend, as its numpy backend does not implement ``field.at``)."""
+    results = {}
+    for b in dict.fromkeys((backend, "debug")):
+        factory = _factory(b, gt4py_cache)
+        stencil = _stencil(factory, st.remap_to_levels, GRID.origin_compute, GRID.domain_compute)
+        pe1, pe2, q1, q2 = _remap_arrays(factory, top=GRID.nz - 0.25)
+        stencil(pe1, pe2, q1, q2)
+        results[b] = np.asarray(q2)
+    want = _remap_numpy(np.asarray(pe1), np.asarray(pe2), np.asarray(q1), np.zeros(GRID.shape),
+                        GRID.origin_compute, GRID.domain_compute)
+    _close(results[backend], results["debug"], f"{backend} vs GT4Py debug")
+    _close(results[backend], want, f"{backend} vs NumPy")
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b.startswith("gtscript:")])
+def test_k_level_beyond_the_array_stops_the_call_and_changes_nothing(backend, gt4py_cache):
+    """A search that runs past the array's top level: the run-time check fails, the kernel
+    stops (no hang: the call returns) and raises a ValueError naming the field, with every
+    array as it was (GT4Py's numpy backend returns a level the array holds instead)."""
+    factory = _factory(backend, gt4py_cache)
+    stencil = _stencil(factory, st.remap_to_levels, GRID.origin_compute, GRID.domain_compute)
+    arrays = _remap_arrays(factory, top=GRID.nz + 5.0)
+    before = [np.array(a, copy=True) for a in arrays]
+    for call in (lambda: stencil(*arrays), lambda: stencil.stencil_object(*arrays)):
+        with pytest.raises(ValueError, match="pe1"):
+            call()
+        for a, b in zip(arrays, before):
+            np.testing.assert_array_equal(np.asarray(a), b)

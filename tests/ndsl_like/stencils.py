@@ -137,3 +137,16 @@ def column_relax(q: FloatField, out: FloatField, a: float):
             out = q + a * out[0, 0, -1]
     with computation(BACKWARD), interval(0, -1):
         out = out + a * out[0, 0, 1]
+
+
+# ------------------------------------------ K levels computed at run time (vertical remap)
+
+
+def remap_to_levels(pe1: FloatField, pe2: FloatField, q1: FloatField, q2: FloatField):
+    """FV3's remapping shape: pe1 and pe2 are interfaces (nz + 1 levels) and the search reads
+    level nz of pe1 while the stencil computes nz layers."""
+    with computation(PARALLEL), interval(...):
+        kk = 0
+        while pe1.at(K=kk + 1) < pe2:
+            kk = kk + 1
+        q2 = q1.at(K=kk) + (pe2 - pe1.at(K=kk)) * (pe1.at(K=kk + 1) - pe2)
