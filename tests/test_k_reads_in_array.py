@@ -107,6 +107,32 @@ def test_a_read_just_outside_the_array_raises(fields, backend):
     fields.assert_unchanged(snapshots)
 
 
+def remap_moved(pe1: Field[np.float64], pe2: Field[np.float64], q1: Field[np.float64],
+                q2: Field[np.float64]):
+    # remap's body on other lines: the same code but for the line its failed check names
+
+
+    with computation(PARALLEL), interval(...):
+        kk = 0
+        while pe1.at(K=kk + 1) < pe2:
+            kk = kk + 1
+        q2 = q1.at(K=kk) + (pe2 - pe1.at(K=kk)) * (pe1.at(K=kk + 1) - pe2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_definition_names_its_own_line(fields, backend):
+    """Two definitions that differ only in where they stand in the file: each failed check
+    names its own definition's line (the line is compiled into the kernel, so the two must
+    not share a cached module)."""
+    pe1, pe2, q1 = remap_inputs(fields, surface_jump=1.0)
+    for definition in (remap, remap_moved, remap):
+        stencil = build(backend, definition)
+        source, first = inspect.getsourcelines(definition)
+        line = first + next(n for n, text in enumerate(source) if "while pe1.at" in text)
+        with pytest.raises(ValueError, match=rf"the K level read on line {line}, "):
+            stencil(pe1, pe2, q1, np.zeros((NI, NJ, NZ)), domain=(NI, NJ, NZ))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_relative_offsets_read_the_levels_above_the_domain(fields, backend):
     stencil = build(backend, shift_up)

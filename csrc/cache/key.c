@@ -9,7 +9,7 @@
 #include "ir/serialise.h"
 #include "util/strbuf.h"
 
-enum { KEY_FORMAT = 1 }; /* bump when the key document's layout changes */
+enum { KEY_FORMAT = 2 }; /* bump when the key document's layout changes */
 
 static CacheVersions versions;
 static char core_hash[CACHE_HEX_LEN + 1];

@@ -70,6 +70,9 @@ static void expr(Ser *S, const Expr *e) {
         /* "@": the K index is absolute (f.at(K=...)), not an offset from the current level */
         sb_printf(o, " %d %d %d%s ", e->field.off[0], e->field.off[1], e->field.off[2],
                   e->field.kabs ? (e->field.kchecked ? "@!" : "@") : (e->field.kchecked ? "!" : ""));
+        /* a checked level's failure names its line, compiled into the kernel: two definitions
+         * that differ only there must not share a module (the message would name the other) */
+        if (e->field.kchecked) sb_printf(o, "L%d ", e->line);
         ints(S, e->field.ndi, e->field.data_index);
         sb_puts(o, " ");
         opt_expr(S, e->field.kexpr);
@@ -139,6 +142,7 @@ static void stmt(Ser *S, const Stmt *s) {
     case S_ASSIGN:
         sym_ref(S, s->assign.target);
         sb_printf(o, " %d%s ", s->assign.koff, s->assign.kchecked ? "!" : "");
+        if (s->assign.kchecked) sb_printf(o, "L%d ", s->line); /* named by its failure, as above */
         opt_expr(S, s->assign.kexpr);
         sb_puts(o, " ");
         ints(S, s->assign.ndi, s->assign.data_index);
