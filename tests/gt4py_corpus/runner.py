@@ -256,3 +256,16 @@ def assert_same(actual: dict, expected: dict, what: str):
                                        **tolerance(want.dtype))
         else:
             np.testing.assert_array_equal(got, want, err_msg=f"{what}: argument {name!r}")
+
+
+def assert_call_refused(stencil, case, args, what: str) -> None:
+    """The call of a "call_reject" or "stricter" entry raises (a ValueError for "stricter":
+    the checks gtscript adds) and writes nothing into copies of ``args``."""
+    import pytest
+
+    mine = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    with pytest.raises(ValueError if case.expect == "stricter" else Exception):
+        stencil(**mine, **call_kwargs(case))
+    assert_same({k: v for k, v in mine.items() if isinstance(v, np.ndarray)},
+                {k: v for k, v in args.items() if isinstance(v, np.ndarray)},
+                f"{what}: a refused call wrote")
