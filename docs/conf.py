@@ -5,6 +5,13 @@ Sphinx with MyST: the pages stay the Markdown files of docs/ that GitHub shows a
 pytest-markdown-docs runs; myst-nb renders the notebooks (docs/notebooks is a link to
 notebooks/) executing them at build time; autodoc + napoleon make the API reference from the
 numpy-style docstrings, whose examples pytest runs as doctests.
+
+The theme is pydata-sphinx-theme, the one NumPy, SciPy, pandas and xarray use: a reader from
+the scientific Python stack finds the navigation where they expect it. Code blocks wrap
+rather than scroll sideways (_static/gtscript.css; tests/test_docs_browser.py measures them
+at 1280 px), each has a copy button (sphinx-copybutton), the API reference links to its
+source (viewcode) and to Python's and NumPy's documentation (intersphinx, from the inventories
+shipped in _intersphinx/, so that the build needs no network).
 """
 
 import os
@@ -23,11 +30,12 @@ version = release = gtscript.__version__
 author = "the gtscript developers"
 copyright = "the gtscript developers"
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "cli_help"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode",
+              "sphinx.ext.intersphinx", "sphinx_copybutton", "cli_help"]
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "_intersphinx", "**/.ipynb_checkpoints"]
 
 # The pages link to each other as GitHub does (``backends.md#cuda``): heading anchors as slugs.
 myst_heading_anchors = 4
@@ -47,6 +55,34 @@ napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 
-html_theme = "alabaster"
+# Python's and NumPy's object inventories: read from _intersphinx/ (Python's is the one
+# Debian's python3.11-doc ships), so the build is the same offline; an inventory that is not
+# there is fetched only when GTSCRIPT_DOCS_INTERSPHINX=online (a fetch that fails would be a
+# warning, and -W makes it an error), else its links stay plain code.
+_INVENTORIES = {"python": "https://docs.python.org/3.11/", "numpy": "https://numpy.org/doc/stable/"}
+intersphinx_mapping = {}
+for _name, _url in _INVENTORIES.items():
+    _local = Path(__file__).parent / "_intersphinx" / f"{_name}.inv"
+    if _local.is_file():
+        intersphinx_mapping[_name] = (_url, str(_local))
+    elif os.environ.get("GTSCRIPT_DOCS_INTERSPHINX") == "online":
+        intersphinx_mapping[_name] = (_url, None)
+
+# the prompt and output of console blocks are not copied, only the commands
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+
+html_theme = "pydata_sphinx_theme"
 html_title = f"gtscript {release}"
-html_theme_options = {"description": "A GTScript stencil compiler: C core, LLVM ORC JIT"}
+html_static_path = ["_static"]
+html_css_files = ["gtscript.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 4,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+}
+html_context = {"default_mode": "light"}
+# every page is a top-level entry of the navigation bar: a left sidebar would be empty, and
+# the text gets its width instead
+html_sidebars = {"**": []}

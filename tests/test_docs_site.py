@@ -98,3 +98,17 @@ def test_cli_page_shows_the_parsers_help(site):
     assert "usage: python -m gtscript" in text
     for command in build_parser()._subparsers._group_actions[0].choices:
         assert f"usage: python -m gtscript {command}" in text
+
+
+def test_pages_have_the_theme_copy_buttons_source_links_and_intersphinx(site):
+    api = (site / "api.html").read_text()
+    for page in ("index", "getting-started", "api", "notebooks/01-quickstart"):
+        text = (site / f"{page}.html").read_text()
+        assert 'class="bd-article' in text, f"{page}: not the pydata-sphinx-theme layout"
+        assert re.search(r'<script src="(\.\./)?_static/copybutton\.js', text), f"{page}: no copy buttons"
+        assert re.search(r'<link [^>]*href="(\.\./)?_static/gtscript\.css', text), f"{page}: no wrapping CSS"
+    # [source] links to the highlighted module sources (viewcode), and Python's objects link to
+    # its documentation through the inventory shipped in docs/_intersphinx (no network)
+    assert api.count('class="viewcode-link"') >= 10
+    assert (site / "_modules" / "gtscript" / "stencil.html").is_file()
+    assert 'href="https://docs.python.org/3.11/library/' in api
