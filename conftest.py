@@ -31,7 +31,7 @@ import pytest
 
 # __main__ runs the CLI when imported; the helpers under tests/ are imported by the tests that
 # use them (collected as modules, the MPI checks would start MPI)
-collect_ignore = ["setup.py", "gtscript/__main__.py", "docs/conf.py", "docs/_ext", "tests/mpi",
+collect_ignore = ["setup.py", "gtscript/__main__.py", "docs/conf.py", "docs/_ext", "docs/_figures", "tests/mpi",
                   "tests/gt4py_corpus", "tests/cuda_emulation", "benchmarks", "examples", "build"]
 
 

@@ -31,11 +31,11 @@ author = "the gtscript developers"
 copyright = "the gtscript developers"
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode",
-              "sphinx.ext.intersphinx", "sphinx_copybutton", "cli_help"]
+              "sphinx.ext.intersphinx", "sphinx_copybutton", "cli_help", "figures"]
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "_intersphinx", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "_figures", "_intersphinx", "**/.ipynb_checkpoints"]
 
 # The pages link to each other as GitHub does (``backends.md#cuda``): heading anchors as slugs.
 myst_heading_anchors = 4

@@ -112,3 +112,13 @@ def test_pages_have_the_theme_copy_buttons_source_links_and_intersphinx(site):
     assert api.count('class="viewcode-link"') >= 10
     assert (site / "_modules" / "gtscript" / "stencil.html").is_file()
     assert 'href="https://docs.python.org/3.11/library/' in api
+
+
+def test_the_figures_are_drawn_into_the_site(site):
+    shown = set()
+    for page in site.rglob("*.html"):
+        for src in re.findall(r'<img src="([^"]+)"[^>]*class="gtscript-figure"', page.read_text()):
+            assert (page.parent / src).resolve().is_file(), f"{page.name}: {src} was not drawn"
+            shown.add(Path(src).stem)
+    assert {"landing", "call-grid", "cache-path", "decomposition"} <= shown
+    assert len([s for s in shown if s.startswith("speedups-")]) == 3
