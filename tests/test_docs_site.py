@@ -122,3 +122,12 @@ def test_the_figures_are_drawn_into_the_site(site):
             shown.add(Path(src).stem)
     assert {"landing", "call-grid", "cache-path", "decomposition"} <= shown
     assert len([s for s in shown if s.startswith("speedups-")]) == 3
+
+
+def test_the_landing_page_shows_code_and_the_chart_not_a_wall_of_links(site):
+    text = (site / "index.html").read_text()
+    article = text[text.index("<article"):text.index("</article>")]
+    assert re.search(r'<div class="highlight-python[^"]*"', article), "no example on the landing page"
+    assert "gtscript</span><span class=\"o\">.</span><span class=\"n\">stencil" in article
+    assert 'src="_figures/landing.svg"' in article
+    assert len(re.findall(r"<a ", article)) < 30, "the landing page is a list of links again"
