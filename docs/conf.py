@@ -31,10 +31,12 @@ author = "the gtscript developers"
 copyright = "the gtscript developers"
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.viewcode",
-              "sphinx.ext.intersphinx", "sphinx_copybutton", "cli_help", "figures"]
+              "sphinx.ext.intersphinx", "sphinx_copybutton", "cli_help", "figures", "page_outputs"]
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 root_doc = "index"
+# pages whose python blocks run at build time, each followed by what it printed (page_outputs)
+gtscript_output_pages = ["troubleshooting"]
 exclude_patterns = ["_build", "_ext", "_figures", "_intersphinx", "**/.ipynb_checkpoints"]
 
 # The pages link to each other as GitHub does (``backends.md#cuda``): heading anchors as slugs.

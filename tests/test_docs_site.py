@@ -6,6 +6,7 @@ The build runs in a subprocess into a temporary folder, with private Jupyter, IP
 gtscript cache folders, so it touches nothing of the user's or of the checkout.
 """
 
+import html
 import os
 import re
 import subprocess
@@ -131,3 +132,46 @@ def test_the_landing_page_shows_code_and_the_chart_not_a_wall_of_links(site):
     assert "gtscript</span><span class=\"o\">.</span><span class=\"n\">stencil" in article
     assert 'src="_figures/landing.svg"' in article
     assert len(re.findall(r"<a ", article)) < 30, "the landing page is a list of links again"
+
+
+def _printed(page_html):
+    """The text of the outputs the site's build put under a page's examples (page_outputs)."""
+    blocks = re.findall(r'class="[^"]*gtscript-output[^"]*".*?<pre>(.*?)</pre>', page_html, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", b)) for b in blocks]
+
+
+def test_troubleshooting_prints_the_messages_its_table_quotes(site):
+    printed = "\n".join(_printed((site / "troubleshooting.html").read_text()))
+    # build errors as Python shows them: the page's own file and line, and a caret
+    assert re.search(r'File "docs/troubleshooting\.md", line \d+, column \d+\n.*\n\s*\^', printed)
+    assert "GTScriptSemanticError: shifted self-assignment" in printed
+    # every message the call-error table quotes is one the examples printed in this build
+    # ("..." stands for any text, 'x' for an argument's name, N for a number), but for the
+    # rows that need an xarray or dask object, a defaulted scalar or __gt_dims__
+    page = (DOCS / "troubleshooting.md").read_text()
+    table = page[page.index("## Call errors"):page.index("## Results that look wrong")]
+    quoted = [q for row in re.findall(r"^\| (`.*?`) \|", table, re.M)
+              for q in re.findall(r"`([^`]+)`", row)]
+    not_run = ("cannot view it without a copy", "sees its memory as read-only",
+               "returns new memory", "put dimension", "its default, None", "__gt_dims__")
+    assert len(quoted) >= 18
+    missing = []
+    for q in quoted:
+        if any(part in q for part in not_run):
+            continue
+        pattern = ".*?".join(re.escape(part.strip()) for part in q.split("..."))
+        pattern = pattern.replace("'x'", r"'\w+'").replace(r"\.\.N", r"\.\.\d+")
+        pattern = re.sub(r"size\\? N", r"size \\d+", pattern)
+        if not re.search(pattern, printed):
+            missing.append(q)
+    assert not missing, f"quoted on the page but not what gtscript prints: {missing}"
+    assert sum(any(part in q for part in not_run) for q in quoted) == len(not_run)
+
+
+def test_the_errors_notebook_shows_each_tagged_cells_traceback(site):
+    import nbformat
+
+    book = nbformat.read(ROOT / "notebooks" / "05-errors.ipynb", as_version=4)
+    tagged = [c for c in book.cells if "raises-exception" in c.metadata.get("tags", [])]
+    text = (site / "notebooks" / "05-errors.html").read_text()
+    assert text.count('class="output traceback') == len(tagged) >= 20

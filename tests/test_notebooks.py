@@ -37,3 +37,39 @@ def test_notebook_is_stored_without_outputs(path):
             for target in re.findall(r"\[[^\]]*\]\(([^)\s#]+)[^)]*\)", cell.source):
                 if not re.match(r"[a-z]+:", target):
                     assert (path.parent / target).exists(), f"{path.name}: link to missing {target}"
+
+
+def test_the_errors_notebook_shows_real_tracebacks():
+    """Its mistakes raise in their own cells, as they would for a reader (tagged
+    ``raises-exception``), not inside a helper that catches and prints them."""
+    book = nbformat.read(NOTEBOOKS[-1], as_version=4)
+    assert NOTEBOOKS[-1].name == "05-errors.ipynb"
+    tagged = [c for c in book.cells if "raises-exception" in c.metadata.get("tags", [])]
+    assert len(tagged) >= 20
+    for cell in tagged:
+        assert cell.cell_type == "code" and "try:" not in cell.source and "except" not in cell.source
+
+
+def _run_with_nbmake(tmp_path, cells):
+    """A notebook of these (source, tags) cells, run by nbmake's runner as ``--nbmake`` runs
+    the notebooks; returns its error (None when the run passed)."""
+    from nbmake.nb_run import NotebookRun
+
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src, metadata={"tags": tags})
+                                           for src, tags in cells])
+    book.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(book, path)
+    return NotebookRun(path, 60).execute().error
+
+
+def test_the_notebook_runner_accepts_tagged_errors_and_fails_on_others(tmp_path, monkeypatch):
+    for var in ("JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+    expected = _run_with_nbmake(tmp_path, [("raise ValueError('shown')", ["raises-exception"]),
+                                           ("print('the run goes on')", [])])
+    assert expected is None
+    unexpected = _run_with_nbmake(tmp_path, [("raise ValueError('not expected')", []),
+                                             ("print('never runs')", [])])
+    assert unexpected is not None and "not expected" in unexpected.trace
