@@ -17,12 +17,12 @@ CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
 CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize test-gt4py12 build bench llvm clean format docs wheel wheel-test gt4py-upstream
+.PHONY: run test test-sanitize test-gt4py12 build bench llvm browser clean format docs wheel wheel-test gt4py-upstream
 
 run: build
 	@$(VPY) examples/quickstart.py
 
-test: build
+test: build browser
 	@$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # GT4Py 1.2.x needs Python 3.12: the tests that compare with GT4Py or go through its API run a
@@ -180,6 +180,18 @@ llvm:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm-19-dev >/dev/null; \
 	  else \
 	    echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
+	  fi; \
+	fi
+
+# The headless browser tests/test_docs_browser.py reads the built site with (Selenium, from the
+# test extra, drives it): Debian's Chromium and its WebDriver, installed when missing.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing Chromium for the docs' browser test (apt-get install -y chromium chromium-driver)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "Chromium is missing, so the docs' browser test is skipped. Run:  sudo apt-get install -y chromium chromium-driver"; \
 	  fi; \
 	fi
 

@@ -233,3 +233,13 @@ def in_layout(request):
 @pytest.fixture(params=LAYOUTS)
 def out_layout(request):
     return request.param
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory):
+    """The documentation site, built once per session (tests/docs_site.py): its html folder."""
+    pytest.importorskip("sphinx", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    pytest.importorskip("myst_nb", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    from docs_site import build_site
+
+    return build_site(tmp_path_factory.mktemp("docs-site"))

@@ -1,16 +1,15 @@
 """The documentation site builds without a warning (``sphinx -W``), as ``make docs`` builds it:
 the pages of docs/, the notebooks executed at build time and rendered with their outputs, the
-API reference from the docstrings and the CLI's help from its argument parser.
+API reference from the docstrings and the CLI's help from its argument parser, the theme and
+its figures.
 
-The build runs in a subprocess into a temporary folder, with private Jupyter, IPython and
-gtscript cache folders, so it touches nothing of the user's or of the checkout.
+The build (tests/docs_site.py) runs once per session in a subprocess into a temporary folder,
+with private Jupyter, IPython and gtscript cache folders, so it touches nothing of the user's
+or of the checkout; tests/test_docs_browser.py looks at the same build in a browser.
 """
 
 import html
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,41 +23,9 @@ pytest.importorskip("myst_nb", reason="the docs extra (pip install -e '.[docs]')
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("docs-site")
-    env = dict(os.environ)
-    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_CONFIG_DIR", "config"),
-                     ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
-                     ("GTSCRIPT_CACHE_DIR", "gtscript-cache")):
-        env[var] = str(root / sub)
-    env["JUPYTER_PLATFORM_DIRS"] = "1"
-    env.pop("MPLBACKEND", None)            # the kernel's own (inline) backend
-    env["GTSCRIPT_DOCS_EXECUTE"] = "force"  # execute every notebook, whatever a cache holds
-    out = root / "html"
-    proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         "-d", str(root / "doctrees"), str(DOCS), str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    # the kernels' own chatter on stderr ("[IPKernelApp] WARNING | ... TCP") is not Sphinx's,
-    # nor is libzmq's assertion in a kernel shut down under load (signaler.cpp, seen in about
-    # one build in three on a loaded 2-core machine), nor the ZMQ traceback such a kernel's
-    # event loop logs (seen once in a full run): the build's status and every notebook's
-    # rendered outputs (the tests below) still tell whether the pages are right
-    sphinx_lines = []
-    in_kernel_traceback = False
-    for line in proc.stderr.splitlines():
-        # a kernel's event loop logging a ZMQ socket closed under it at shutdown: its
-        # "ERROR:tornado.general:..." line and the traceback after it, up to the ZMQError
-        if line.startswith("ERROR:tornado.general:"):
-            in_kernel_traceback = True
-            continue
-        if in_kernel_traceback:
-            in_kernel_traceback = not line.startswith("zmq.error.ZMQError")
-            continue
-        if line.strip() and not line.startswith("[IPKernelApp]") and "src/signaler.cpp" not in line:
-            sphinx_lines.append(line)
-    assert proc.returncode == 0 and not sphinx_lines, "\n".join(sphinx_lines) or proc.stdout
-    return out
+def site(docs_site):
+    """The site, built once per session (tests/conftest.py, tests/docs_site.py)."""
+    return docs_site
 
 
 def test_every_page_is_in_the_site(site):
