@@ -135,7 +135,9 @@ def speedup_figure(table: Table, title: str) -> plt.Figure:
     """One panel per dtype: for each stencil and size, a bar per "vs X" column (X's time over
     gtscript's: above the line at 1, gtscript is faster). Log scale when a ratio passes 10."""
     series = speedup_series(table)
-    fig, axes = plt.subplots(len(series), 1, figsize=(10, 3.4 * len(series)), squeeze=False)
+    groups = max(len(speedup_labels(table, dtype)) for dtype in series)
+    fig, axes = plt.subplots(len(series), 1, figsize=(max(10, 0.85 * groups), 3.4 * len(series)),
+                             squeeze=False)
     for ax, (dtype, columns) in zip(axes[:, 0], series.items()):
         labels = speedup_labels(table, dtype)
         width = 0.8 / len(columns)
@@ -144,9 +146,14 @@ def speedup_figure(table: Table, title: str) -> plt.Figure:
             ax.bar(xs, values, width, label=f"{name}'s time / gtscript's",
                    color=COLOURS.get(name), gid=f"bars:{dtype}:{name}")
         ax.axhline(1.0, color="black", linewidth=0.8)
-        if max(v for vals in columns.values() for v in vals) > 10:
+        top = max(v for vals in columns.values() for v in vals)
+        if top > 10:
             ax.set_yscale("log")
-        ax.set_xticks(range(len(labels)), labels, fontsize=8)
+            ax.set_ylim(top=top * 4)  # room for the legend above the bars
+        else:
+            ax.set_ylim(0, top * 1.3)
+        ax.set_xticks(range(len(labels)), labels, fontsize=7.5)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
         ax.set_ylabel("speed-up of gtscript")
         ax.set_title(f"{dtype}, {title}", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
