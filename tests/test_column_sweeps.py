@@ -272,3 +272,81 @@ def test_fortran_order_runs_level_by_level_with_tile_buffers(rng):
     # bundle buffers
     assert {t: b["buffer"] for t, b in info["plan"]["temporaries"].items()} == {"cp": "block",
                                                                                  "dp": "block"}
+
+
+
+def long_sweep(a: Field[np.float64], out: Field[np.float64]):
+    # two blocks of ten assignments and a nested field conditional per level (over 128
+    # expression nodes): independent work enough at each level that one column at a time
+    # keeps the core busy (schedule.c, GT_LANES_MAX_NODES)
+    with computation(FORWARD):
+        with interval(0, 1):
+            out = a
+        with interval(1, None):
+            x0 = a * 1.5 + out[0, 0, -1] * 0.25
+            x1 = x0 * x0 - 0.5
+            x2 = x1 + x0 * 0.125
+            x3 = x2 * 0.5 if x2 > 0.25 else -x2
+            x4 = x3 + a
+            x5 = x4 * x1
+            x6 = x5 - x0
+            x7 = x6 * 0.75
+            x8 = x7 + x3
+            x9 = x8 * x8
+            y = 0.0
+            if x9 > 0.5:
+                y = x9 - 0.5
+                if x1 > 0.0:
+                    y = y * 2.0
+            else:
+                y = x9 + x2
+            z0 = y * 1.5 + x4 * 0.25
+            z1 = z0 * z0 - 0.5
+            z2 = z1 + z0 * 0.125
+            z3 = z2 * 0.5 if z2 > 0.25 else -z2
+            z4 = z3 + a
+            z5 = z4 * z1
+            z6 = z5 - z0
+            z7 = z6 * 0.75
+            z8 = z7 + z3
+            z9 = z8 * z8
+            w = 0.0
+            if z9 > 0.5:
+                w = z9 - 0.5
+                if z1 > 0.0:
+                    w = w * 2.0
+            else:
+                w = z9 + z2
+            out = w * 0.5 + z4 * 0.25
+
+
+def _long_sweep_numpy(a):
+    hand = a.copy()
+    for k in range(1, a.shape[2]):
+        prev, ak = hand[..., k - 1], a[..., k]
+        x0 = ak * 1.5 + prev * 0.25
+        for _ in range(2):
+            x1 = x0 * x0 - 0.5
+            x2 = x1 + x0 * 0.125
+            x3 = np.where(x2 > 0.25, x2 * 0.5, -x2)
+            x4 = x3 + ak
+            x5 = x4 * x1
+            x6 = x5 - x0
+            x7 = x6 * 0.75
+            x8 = x7 + x3
+            x9 = x8 * x8
+            y = np.where(x9 > 0.5, np.where(x1 > 0.0, (x9 - 0.5) * 2.0, x9 - 0.5), x9 + x2)
+            x0 = y * 1.5 + x4 * 0.25
+        hand[..., k] = y * 0.5 + x4 * 0.25
+    return hand
+
+
+def test_a_long_sweep_runs_one_column_at_a_time_with_the_same_bits(rng):
+    assert _computations(long_sweep)[0] == (
+        "computation(FORWARD)  # column by column (K contiguous), one at a time")
+    a = rng.random((5, 9, 12))
+    out = {b: np.zeros_like(a) for b in ("cpu", "numpy")}
+    for b in out:
+        gtscript.stencil(b, long_sweep)(a, out[b])
+    np.testing.assert_array_equal(out["cpu"], out["numpy"])
+    np.testing.assert_allclose(out["cpu"], _long_sweep_numpy(a), rtol=1e-13, atol=1e-13)

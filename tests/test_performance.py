@@ -269,10 +269,15 @@ def test_plan_reports_bundle_buffers_and_shared_memory(rng):
     b += 4.0
     info = {}
     gtscript.stencil("cpu", thomas_defn)(a, b, c, d, x, exec_info=info)
-    # the solver's temporary `m` lives only inside each column's sweep: in C order a column
-    # block's scratch (test_column_blocks.py), with blocks off one bundle's buffer
+    # the solver's temporary `m` lives only inside each column's sweep and is written before it
+    # is read at each level: in C order the sweep keeps it in a register, no buffer at all
+    # (test_register_temporaries.py); in Fortran order, level by level, a tile buffer
     assert info["plan"]["layout"] == "C"
-    assert info["plan"]["temporaries"]["m"]["buffer"] == "block"
+    assert info["plan"]["temporaries"]["m"]["buffer"] == "register"
+    af, bf, cf, df, xf = (np.asfortranarray(v) for v in (a, b, c, d, x))
+    gtscript.stencil("cpu", thomas_defn)(af, bf, cf, df, xf, exec_info=info)
+    assert info["plan"]["layout"] == "F"
+    assert info["plan"]["temporaries"]["m"]["buffer"] == "tile"
     st = gtscript.stencil("cpu", point_wise_defn)
     y = rng.random((6, 9, 5))
     st(y, np.zeros_like(y), exec_info=info)

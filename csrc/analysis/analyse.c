@@ -29,7 +29,7 @@ bool analyse_stencil(Stencil *st) {
     if (st->compute_on_the_fly &&
         (!inline_temporaries(st) || !extents_recompute_keeping_contract(st)))
         return false;
-    if (st->schedule_columns && !schedule_columns(st)) return false;
+    if (st->schedule_columns && (!schedule_columns(st) || !registers_assign(st))) return false;
     return tile_extents(st);
 }
 

@@ -10,6 +10,8 @@
  *   split_self_assignments  `t = t[-1, 0, 0]`: value into a new temporary, then assigned
  *   extents_compute   the seeds' backward extent pass, field access extents, K constraints
  *   alias_summary     the statements as written, for the call's aliasing check (aliasing.h)
+ *   schedule_columns  computations that may sweep column by column; column-local temporaries
+ *   registers_assign  column-local temporaries a sweep keeps in registers (no buffer)
  *   tile_extents      where a tile computes each statement, regions' reads across tile edges
  * Each pass reads the IR, fills in facts or rewrites it, and returns false with st->diag set.
  * The rule checks keep going after a violation, so the error names the first one in source
@@ -30,6 +32,7 @@ bool split_self_assignments(Stencil *st);
 bool extents_compute(Stencil *st);
 bool extents_recompute_keeping_contract(Stencil *st);
 bool schedule_columns(Stencil *st);
+bool registers_assign(Stencil *st);
 bool inline_temporaries(Stencil *st);
 bool tile_extents(Stencil *st);
 

@@ -806,11 +806,16 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         const Symbol *s = st->temps[t];
         if (!s->has_access) continue;
         uintptr_t at = (uintptr_t)p->ptrs[s->slot];
-        const char *buffer = blocks && s->column_local && cpu_block_holds(st, s) ? "block"
+        bool block = blocks && s->column_local && cpu_block_holds(st, s);
+        bool reg = !block && cpu_register_temp(st, s, p->layout);
+        const char *buffer = block ? "block"
+                             : reg ? "register"
                              : cpu_bundle_buffer(st, s, p->layout) ? "bundle"
                                                                    : "tile";
-        PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer", buffer,
-                                    "aligned", at % 64 == 0 ? Py_True : Py_False);
+        PyObject *aligned = reg ? Py_None
+                            : at % 64 == 0                         ? Py_True
+                                                                   : Py_False;
+        PyObject *e = Py_BuildValue("{s:s,s:O}", "buffer", buffer, "aligned", aligned);
         if (e == NULL || PyDict_SetItemString(temps, s->name, e) < 0) {
             Py_XDECREF(e);
             Py_DECREF(temps);

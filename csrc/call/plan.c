@@ -70,7 +70,9 @@ static void model_tiles(const Stencil *st, const int64_t n[3], CpuLayout layout,
         int64_t column = 0; /* bytes of all temporaries in one (i, j) column */
         for (int t = 0; t < st->ntemps; t++) {
             const Extent *e = &st->temps[t]->access;
-            if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], layout)) continue;
+            if (!st->temps[t]->has_access || cpu_bundle_buffer(st, st->temps[t], layout) ||
+                cpu_register_temp(st, st->temps[t], layout))
+                continue;
             column = sat_add(column, sat_mul(sat_add(n[2], e->hi[2] - e->lo[2]), dtype_size(st->temps[t]->dtype)));
         }
         if (column > 0 && layout == LAYOUT_I_UNIT) {
@@ -268,6 +270,7 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, con
             const Extent *e = &s->access;
             const int *th = s->tile_hext; /* I/J: what a tile reads or writes (tiles.c) */
             if (!s->has_access) continue; /* computed on the fly everywhere (inline.c) */
+            if (cpu_register_temp(st, s, layout)) continue; /* no memory (registers.c) */
             int64_t lo[3] = {-th[0], -th[2], -e->lo[2]};
             int64_t len[3] = {sat_add(p->ti, th[1] - th[0]), sat_add(p->tj, th[3] - th[2]),
                               sat_add(domain[2], e->hi[2] - e->lo[2])};

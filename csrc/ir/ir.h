@@ -107,6 +107,14 @@ typedef struct Symbol {
      * horizontal offset, so a column's values die with its sweep and the buffer needs only
      * the columns of one bundle (lane-major: the lanes of a level are adjacent) */
     bool column_local;
+    /* analysed (registers.c), column-local temporaries: read only at the point itself, in one
+     * FORWARD or BACKWARD computation, each level's value written before it is read: a column
+     * sweep keeps it in a register and it has no buffer at all */
+    bool in_register;
+    /* ... also read at the previous level of its sweep (K - 1 in FORWARD, K + 1 in BACKWARD),
+     * carried in a second register from level to level; reg_comp: the computation */
+    bool reg_carried;
+    int reg_comp;
 } Symbol;
 
 typedef enum {

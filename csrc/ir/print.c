@@ -160,9 +160,12 @@ void ir_print(const Stencil *st, StrBuf *o) {
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];
         sb_printf(o, "    computation(%s)", policy_name(comp->policy));
-        if (comp->columnwise)
+        if (comp->columnwise && st->column_lanes > 1)
             sb_printf(o, "  # column by column (K contiguous), %d %scolumns at a time%s", st->column_lanes,
                       st->column_spread ? "spread " : "",
+                      comp->column_fuse_next ? "; shares the column loop with the next" : "");
+        else if (comp->columnwise)
+            sb_printf(o, "  # column by column (K contiguous), one at a time%s",
                       comp->column_fuse_next ? "; shares the column loop with the next" : "");
         sb_puts(o, "\n");
         for (int i = 0; i < comp->nintervals; i++) {

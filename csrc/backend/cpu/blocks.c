@@ -214,6 +214,8 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
     for (int i = 0; i < S.n && !S.overflow && kept >= 0; i++) {
         const Seen *v = &seen[i];
         const Symbol *s = v->sym;
+        /* in registers (registers.c); a carried one's levels go to the scratch */
+        if (s->kind == SYM_TEMP && s->in_register && !s->reg_carried) continue;
         if (s->kind == SYM_TEMP && s->column_local) {
             if (v->bad || v->nviews != 1 || kept == GT_MAX_BLOCK_SYMS) kept = -1;
             else out[kept++] = (BlockSym){.sym = s};

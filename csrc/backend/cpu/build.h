@@ -16,14 +16,14 @@
  * A textual `instcombine` verifies that it reached a fixpoint and aborts the process when it
  * did not (a testing aid of LLVM's), hence <no-verify-fixpoint>, as LLVM's own pipelines. */
 #define GT_CPU_PASSES                                                                              \
-    "function(early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,"                      \
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,"                 \
     "loop-mssa(loop-rotate,licm),gvn,loop-load-elim,loop-vectorize<interleave-forced-only>,"       \
     "slp-vectorizer,instcombine<no-verify-fixpoint>,simplifycfg)"
 
 /* The cheaper pipeline of a build over its budget (jit_optimise_budgeted): clean-up and
  * hoisting, no loop transformations, no vectoriser. */
 #define GT_CPU_CHEAP_PASSES                                                                        \
-    "function(early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(licm),"      \
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(licm)," \
     "simplifycfg)"
 
 /* Seconds of optimisation after which the rest of a kernel gets GT_CPU_CHEAP_PASSES: far

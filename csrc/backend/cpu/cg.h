@@ -80,6 +80,10 @@ typedef struct CG {
     bool streams;
     LLVMValueRef stream_on;
     bool *touched; /* per slot: the arrays of the nest being emitted (codegen.c, joined rows) */
+    /* per temporary kept in registers (registers.c), its value at this level [0] and, when
+     * carried, at the previous one [1], per lane: slots in the current part (allocas of its
+     * entry block, promoted to SSA values by the pipeline's sroa) */
+    LLVMValueRef (*regs)[2][GT_MAX_LANES];
     char *err;
     size_t errlen;
 } CG;
@@ -104,6 +108,13 @@ void cg_loop_end_step(CG *g, Loop *L, int step);
 void cg_loop_end(CG *g, Loop *L);
 LLVMValueRef cg_sweep_level(CG *g, const Computation *c, LLVMValueRef iv, LLVMValueRef ks,
                             LLVMValueRef ke);
+
+/* Whether an access to temporary s is to its register (cpu_register_temp), not memory: a
+ * carried one lives in a column block's scratch while blocks are emitted. */
+bool cg_in_register(const CG *g, const Symbol *s);
+/* At the start of a level of a sweep of computation c: each carried register's previous
+ * level is the value the last level left (one copy per lane). */
+void cg_registers_next_level(CG *g, const Computation *c);
 
 /* An expression, or a statement list, at the current point (g->i, g->j, g->k). */
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e);

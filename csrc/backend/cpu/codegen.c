@@ -111,6 +111,34 @@ LLVMValueRef cg_point_address(CG *g, const Symbol *s) {
     return address(g, s, zero, NULL, 0, NULL);
 }
 
+/* The register of temporary s in the current lane (cpu_register_temp): an alloca in the
+ * part's entry block, made on first use and set to zero there (a mask may be read where it
+ * was not written, registers.c: never an undefined value); the column sweeps' lanes have
+ * one each. */
+static LLVMValueRef reg_slot(CG *g, const Symbol *s, int prev) {
+    LLVMValueRef *r = &g->regs[s->index][prev][g->lane];
+    if (*r == NULL) {
+        LLVMTypeRef t = cg_type(g, s->dtype);
+        *r = LLVMBuildAlloca(g->pb, t, s->name);
+        LLVMBuildStore(g->pb, LLVMConstNull(t), *r);
+    }
+    return *r;
+}
+
+bool cg_in_register(const CG *g, const Symbol *s) {
+    return cpu_register_temp(g->st, s, g->layout) && !(s->reg_carried && g->nviews > 0);
+}
+
+void cg_registers_next_level(CG *g, const Computation *c) {
+    int index = (int)(c - g->st->comps);
+    for (int t = 0; t < g->st->ntemps; t++) {
+        const Symbol *s = g->st->temps[t];
+        if (!s->reg_carried || s->reg_comp != index || !cg_in_register(g, s)) continue;
+        LLVMValueRef v = LLVMBuildLoad2(g->b, cg_type(g, s->dtype), reg_slot(g, s, 0), "");
+        LLVMBuildStore(g->b, v, reg_slot(g, s, 1));
+    }
+}
+
 static LLVMValueRef load_mem(CG *g, DType t, LLVMValueRef addr) {
     LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, t), addr, "");
     if (t == DT_BOOL) v = LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "");
@@ -415,6 +443,8 @@ LLVMValueRef cg_emit_expr(CG *g, const Expr *e) {
             kidx = LLVMBuildAdd(b, LLVMBuildNSWAdd(b, g->k, cg_c64(g, e->field.off[2]), ""),
                                 cg_emit_expr(g, e->field.kexpr), "");
         if (e->field.kchecked) kidx = checked_level(g, kidx, e->line, e->field.sym);
+        if (cg_in_register(g, e->field.sym)) /* at the point, or the previous level */
+            return LLVMBuildLoad2(b, cg_type(g, e->type), reg_slot(g, e->field.sym, e->field.off[2] != 0), "");
         LLVMValueRef addr = address(g, e->field.sym, e->field.off, kidx, e->field.ndi, e->field.data_index);
         return load_mem(g, e->type, addr);
     }
@@ -631,6 +661,10 @@ void cg_emit_point(CG *g, const Stmt *s) {
         const Symbol *t = s->assign.target;
         LLVMValueRef v = cg_emit_expr(g, s->assign.value);
         if (g->ncarry) cg_carry_write(g, t, v);
+        if (cg_in_register(g, t)) {
+            LLVMBuildStore(b, v, reg_slot(g, t, 0));
+            goto done;
+        }
         int off[3] = {0, 0, s->assign.koff};
         LLVMValueRef kidx = NULL; /* a variable K offset, checked by the call or (kchecked) here */
         if (s->assign.kexpr) kidx = LLVMBuildAdd(b, g->k, cg_emit_expr(g, s->assign.kexpr), "");
@@ -641,6 +675,7 @@ void cg_emit_point(CG *g, const Stmt *s) {
         /* Per point: while (guard and cond) { body }, as the seed's final while model. */
         emit_while(g, s);
     }
+done:
     if (cont) {
         LLVMBuildBr(b, cont);
         LLVMPositionBuilderAtEnd(b, cont);
@@ -967,6 +1002,7 @@ static void emit_prologue(CG *g, LLVMValueRef strides, LLVMValueRef domain, LLVM
     g->strides_arg = strides;
     g->scalars_arg = scalars;
     g->watch = g->countdown = NULL;
+    memset(g->regs, 0, sizeof *g->regs * (size_t)st->ntemps);
     g->ni = load_i64(g, b, domain, 0, "ni");
     g->nj = load_i64(g, b, domain, 1, "nj");
     g->nk = load_i64(g, b, domain, 2, "nk");
@@ -1183,7 +1219,8 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     g.args = calloc((size_t)nslots + 5 + (size_t)g.nblk, sizeof *g.args);
     g.touched = calloc((size_t)nslots + 1, sizeof *g.touched);
     g.klevels = calloc((size_t)nslots + 1, sizeof *g.klevels);
-    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.touched || !g.klevels ||
+    g.regs = calloc((size_t)st->ntemps + 1, sizeof *g.regs);
+    if (!g.base || !g.stride || !g.scalar || !g.args || !g.blkbuf || !g.touched || !g.klevels || !g.regs ||
         !begin_part(&g))
         goto oom;
     emit_computations(&g);
@@ -1206,5 +1243,6 @@ done:
     free(g.blkbuf);
     free(g.touched);
     free(g.klevels);
+    free(g.regs);
     return g.mod;
 }

@@ -80,8 +80,14 @@ typedef enum { LAYOUT_K_UNIT, LAYOUT_I_UNIT, LAYOUT_GENERIC, LAYOUT_COUNT } CpuL
  * of the tile reuses the same few kilobytes. The I-unit layout runs level by level instead.
  */
 static inline bool cpu_bundle_buffer(const Stencil *st, const Symbol *s, CpuLayout layout) {
-    return s->kind == SYM_TEMP && s->column_local && st->column_lanes > 0 &&
+    return s->kind == SYM_TEMP && s->column_local && !s->in_register && st->column_lanes > 0 &&
            layout != LAYOUT_I_UNIT;
+}
+
+/* A column-local temporary the sweeps keep in registers (registers.c): no buffer at all, in
+ * bundles and in blocks alike. (Level by level, the I-unit layout, it keeps a tile buffer.) */
+static inline bool cpu_register_temp(const Stencil *st, const Symbol *s, CpuLayout layout) {
+    return s->kind == SYM_TEMP && s->in_register && st->column_lanes > 0 && layout != LAYOUT_I_UNIT;
 }
 
 /*

@@ -20,6 +20,7 @@
 /* ---- which values a sweep carries ---------------------------------------------------- */
 
 typedef struct CarryScan {
+    const CG *g;
     const StmtList *body;
     int kprev;
     Carry *carry;
@@ -50,7 +51,7 @@ static bool writes_every_level(const StmtList *l, const Symbol *sym, bool top, i
 
 static void scan_read(void *ctx, Expr *e) {
     CarryScan *C = ctx;
-    if (!is_prev_level_read(e, C->kprev)) return;
+    if (!is_prev_level_read(e, C->kprev) || cg_in_register(C->g, e->field.sym)) return;
     for (int i = 0; i < C->n; i++)
         if (C->carry[i].sym == e->field.sym) return;
     int writes = 0;
@@ -105,6 +106,7 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
     bool backward = c->policy == POLICY_BACKWARD;
     Carry carry[MAX_CARRIED];
     CarryScan scan = {
+        .g = g,
         .body = &in->body, .kprev = backward ? 1 : -1, .carry = carry, .cap = MAX_CARRIED};
     scan_list(&scan, &in->body);
 
@@ -135,6 +137,7 @@ static void emit_sweep(CG *g, const Computation *c, const Interval *in, int lane
     for (int w = 0; w < lanes; w++) {
         at_lane(g, i, jb, w);
         g->k = k;
+        cg_registers_next_level(g, c);
         cg_emit_point_list(g, &in->body);
     }
     g->ncarry = 0;
@@ -447,6 +450,7 @@ static void emit_blocks(CG *g, const Computation *first, int n, const BlockSym *
                   .nj = LLVMBuildSelect(b, same, jn, g->tj0, "")};
     g->views = syms;
     g->nviews = nsyms;
+    g->lane = 0; /* one column at a time: the registers of lane 0 */
     emit_block_computations(g, first, n, i, jb, ncol, &P);
     g->nviews = 0;
     for (int x = 0; x < nsyms; x++)
