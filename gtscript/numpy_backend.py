@@ -187,6 +187,10 @@ def _scatter(self, box, kindex, data_index, value, where):
 _Field.scatter = _scatter  # type: ignore[attr-defined]  # kept next to the code it shares
 
 
+#: The name of a _CheckedLevelError from an interval bound is (_BOUND, source).
+_BOUND = "interval bound"
+
+
 class _CheckedLevelError(Exception):
     """A K level computed from values the stencil writes fell outside the levels allowed: a
     read's (``name``: the field read) outside its array, a write's (``name`` None) outside the
@@ -261,6 +265,8 @@ class _Executor:
             return np.where(c, self.expr(e[3], box), self.expr(e[4], box)).astype(dtype)
         if tag == "call":
             args = [self.expr(a, box) for a in e[3]]
+            if len(e) > 4:  # a level bound computed from values the stencil writes
+                self.checked_bound(box, args[0], e[4], e[5])
             return np.asarray(_CALLS[e[2]](*args)).astype(dtype, copy=False)
         if tag == "cast":
             return np.asarray(self.expr(e[2], box)).astype(dtype)
@@ -286,6 +292,18 @@ class _Executor:
             self.bad_line, self.bad_name = line, name
         own = np.broadcast_to(k if absolute else -off[2] + 0 * k, shape)
         return np.where(bad, own, np.broadcast_to(kindex, shape))
+
+    def checked_bound(self, box, level, line, source):
+        """An interval bound computed from values the stencil writes (``source``), as the
+        compiled kernels check it: a level of the domain, 0 <= level <= nk (an error once the
+        point is known to execute, as a checked level's)."""
+        shape = tuple(hi - lo for lo, hi in box)
+        bad = np.broadcast_to((level < 0) | (level > self.domain[2]), shape)
+        if not bad.any():
+            return
+        self.bad = bad if self.bad is None else self.bad | bad
+        if not self.bad_line:
+            self.bad_line, self.bad_name = line, (_BOUND, source)
 
     def levels(self, name):
         """The levels [lo, hi) a checked access may reach, counted from the domain's first:
@@ -434,6 +452,15 @@ def execute(tree, fields, scalars, domain, anchors=None):
         for name, copy in saved.items():
             fields[name][0][...] = copy
         undone = "the call was undone (every array it wrote was restored)"
+        if isinstance(err.name, tuple):  # an interval bound (checked_bound)
+            source = err.name[1]
+            what = "field" if any(p[1] == source for p in tree["params"]) else "temporary"
+            raise ValueError(
+                f"the interval bound on line {err.line}, computed from the {what} '{source}' "
+                f"the stencil writes, is a level outside the domain's levels [0, {domain[2]}] "
+                f"in some column: the interval would silently run on fewer levels than asked "
+                f"for; {undone}"
+            ) from None
         if err.name is None:
             raise ValueError(
                 f"the K level written on line {err.line}, computed from values the stencil "

@@ -884,6 +884,7 @@ bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, i
     }
     if (!ok || note == 0) return ok;
     long long line = (long long)(note & 0xffffffff);
+    if ((uint64_t)note & GT_NOTE_LEVEL_BOUND) return kbounds_checked_bound_error(st, line, nk);
     int64_t arg = (int64_t)((uint64_t)note >> 32) - 1;
     if (arg >= 0 && arg < st->nparams && b->value[arg] != NULL) {
         const Symbol *s = st->params[arg];

@@ -653,7 +653,8 @@ static void visit_indices(KCtx *c, const Expr *e) {
         break;
     case E_CALL:
         for (int i = 0; i < e->call.nargs; i++) visit_indices(c, e->call.args[i]);
-        if (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND) {
+        /* a checked level bound (computed from values the stencil writes) is the kernel's */
+        if (e->call.fn == FN_DATA_INDEX || (e->call.fn == FN_LEVEL_BOUND && !e->call.checked)) {
             const Stmt *s = c->stmt;
             for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++) {
                 const Box *box = s->nboxes ? &s->boxes[b] : NULL;
@@ -796,4 +797,45 @@ bool kbounds_reads_fields(const Stencil *st, bool *reads) {
     bool any = false;
     for (int p = 0; p < st->nparams; p++) any = any || reads[p];
     return any;
+}
+
+/* ---- a bound the kernel checked -------------------------------------------------------- */
+
+typedef struct {
+    int line;
+    const Symbol *from;
+} BoundAt;
+
+static void find_checked_bound(void *ctx, Expr *e) {
+    BoundAt *at = ctx;
+    if (at->from == NULL && e->kind == E_CALL && e->call.fn == FN_LEVEL_BOUND && e->call.checked &&
+        e->line == at->line)
+        at->from = e->call.from;
+}
+
+static void find_in_stmts(const StmtList *l, BoundAt *at) {
+    for (int i = 0; i < l->n && at->from == NULL; i++) {
+        Stmt *s = l->items[i];
+        expr_visit(s->guard, find_checked_bound, at);
+        if (s->kind == S_ASSIGN) expr_visit(s->assign.value, find_checked_bound, at); /* a mask */
+        if (s->kind == S_WHILE) {
+            expr_visit(s->while_.cond, find_checked_bound, at);
+            find_in_stmts(&s->while_.body, at);
+        }
+    }
+}
+
+bool kbounds_checked_bound_error(const Stencil *st, int64_t line, int64_t nk) {
+    BoundAt at = {(int)line, NULL};
+    for (int c = 0; c < st->ncomps && at.from == NULL; c++)
+        for (int i = 0; i < st->comps[c].nintervals && at.from == NULL; i++)
+            find_in_stmts(&st->comps[c].intervals[i].body, &at);
+    const char *what = at.from && at.from->kind == SYM_TEMP ? "the temporary" : "the field";
+    PyErr_Format(PyExc_ValueError,
+                 "the interval bound on line %lld, computed from %s '%s' the stencil writes, is "
+                 "a level outside the domain's levels [0, %lld] in some column: the interval "
+                 "would silently run on fewer levels than asked for; the call was undone "
+                 "(every array it wrote was restored)",
+                 (long long)line, what, at.from ? at.from->name : "?", (long long)nk);
+    return false;
 }
