@@ -767,10 +767,11 @@ static void mark_field(void *ctx, Expr *e) {
 
 /* Marks the fields an offset, index or bound computed on the host reads: every field inside a
  * variable K offset (a checked one included: a superset costs a copy, never a check) and
- * inside a __data_index or __level_bound argument. */
+ * inside a __data_index or __level_bound argument (but a checked bound's: the kernel's). */
 static void mark_expr(void *ctx, Expr *e) {
     if (e->kind == E_FIELD && e->field.kexpr) expr_visit_fields(e->field.kexpr, mark_field, ctx);
-    if (e->kind == E_CALL && (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND))
+    if (e->kind == E_CALL && (e->call.fn == FN_DATA_INDEX ||
+                              (e->call.fn == FN_LEVEL_BOUND && !e->call.checked)))
         expr_visit_fields(e->call.args[0], mark_field, ctx);
 }
 
