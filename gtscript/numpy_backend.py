@@ -187,7 +187,7 @@ def _scatter(self, box, kindex, data_index, value, where):
 _Field.scatter = _scatter  # type: ignore[attr-defined]  # kept next to the code it shares
 
 
-#: The name of a _CheckedLevelError from an interval bound is (_BOUND, source).
+#: The name of a _CheckedLevelError from an interval bound is (_BOUND, source, column, level).
 _BOUND = "interval bound"
 
 
@@ -214,6 +214,8 @@ class _Executor:
         self.bad = None
         self.bad_line = 0
         self.bad_name = None
+        # checked interval bounds of the expression: (bad, line, source, box, level) each
+        self.bad_bounds = []
         self.fields = {}
         kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
         for name, (array, origin) in fields.items():
@@ -298,12 +300,14 @@ class _Executor:
         compiled kernels check it: a level of the domain, 0 <= level <= nk (an error once the
         point is known to execute, as a checked level's)."""
         shape = tuple(hi - lo for lo, hi in box)
-        bad = np.broadcast_to((level < 0) | (level > self.domain[2]), shape)
+        level = np.broadcast_to(level, shape)
+        bad = (level < 0) | (level > self.domain[2])
         if not bad.any():
             return
         self.bad = bad if self.bad is None else self.bad | bad
+        self.bad_bounds.append((bad, line, source, box, level))
         if not self.bad_line:
-            self.bad_line, self.bad_name = line, (_BOUND, source)
+            self.bad_line, self.bad_name = line, (_BOUND,)
 
     def levels(self, name):
         """The levels [lo, hi) a checked access may reach, counted from the domain's first:
@@ -318,7 +322,16 @@ class _Executor:
         """Raises when a checked level left the levels allowed at a point in ``where`` (None:
         all)."""
         bad, self.bad = self.bad, None
+        bounds, self.bad_bounds = self.bad_bounds, []
         if bad is not None and (bad if where is None else np.logical_and(bad, where)).any():
+            if isinstance(self.bad_name, tuple):  # a bound: the first point where one failed
+                for bad, line, source, box, level in bounds:
+                    at = np.argwhere(bad if where is None else np.logical_and(bad, where))
+                    if len(at):
+                        i, j, k = at[0]
+                        column = (box[0][0] + int(i), box[1][0] + int(j))
+                        raise _CheckedLevelError(
+                            line, (_BOUND, source, column, int(level[i, j, k])))
             raise _CheckedLevelError(self.bad_line, self.bad_name)
         self.bad_line, self.bad_name = 0, None
 
@@ -453,13 +466,13 @@ def execute(tree, fields, scalars, domain, anchors=None):
             fields[name][0][...] = copy
         undone = "the call was undone (every array it wrote was restored)"
         if isinstance(err.name, tuple):  # an interval bound (checked_bound)
-            source = err.name[1]
+            _, source, (i, j), level = err.name
             what = "field" if any(p[1] == source for p in tree["params"]) else "temporary"
             raise ValueError(
                 f"the interval bound on line {err.line}, computed from the {what} '{source}' "
-                f"the stencil writes, is a level outside the domain's levels [0, {domain[2]}] "
-                f"in some column: the interval would silently run on fewer levels than asked "
-                f"for; {undone}"
+                f"the stencil writes, is level {level} in column ({i}, {j}) of the domain, "
+                f"outside the domain's levels [0, {domain[2]}]: the interval would silently "
+                f"run on fewer levels than asked for; {undone}"
             ) from None
         if err.name is None:
             raise ValueError(

@@ -321,10 +321,11 @@ def assert_undone(fields, stencil, args, match):
     fields.assert_unchanged(snap)
 
 
-def message(definition, source, nk, what="temporary"):
+def message(definition, source, nk, column, level, what="temporary"):
     return (rf"the interval bound on line {bound_line(definition)}, computed from the {what} "
-            rf"'{source}' the stencil writes, is a level outside the domain's levels \[0, {nk}\] "
-            rf"in some column: .*the call was undone \(every array it wrote was restored\)")
+            rf"'{source}' the stencil writes, is level {level} in column \({column[0]}, "
+            rf"{column[1]}\) of the domain, outside the domain's levels \[0, {nk}\]: .*the call "
+            rf"was undone \(every array it wrote was restored\)")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -335,7 +336,7 @@ def test_a_temporary_end_bound_outside_the_domain_undoes_the_call(fields, backen
     top[3, 2] = bad - 1  # t = top + 1 == bad in one column
     args = {"a": fields.random((NI, NJ, NK), layout="sliced"), "top": sliced_ij(top),
             "out": fields.sentinel((NI, NJ, NK), layout="sliced")}
-    assert_undone(fields, stencil, args, message(OURS["end_plus_one"], "t", NK))
+    assert_undone(fields, stencil, args, message(OURS["end_plus_one"], "t", NK, (3, 2), bad))
     # the same column inside the levels: the call runs
     args["top"][3, 2] = NK - 1
     stencil(**args)
@@ -355,7 +356,7 @@ def test_a_temporary_start_bound_outside_the_domain_undoes_the_call(fields, back
     if bad == NK:
         bad = nk + 1
         args["lo"][4, 0] = bad
-    assert_undone(fields, stencil, args, message(OURS["start_forward"], "t", nk))
+    assert_undone(fields, stencil, args, message(OURS["start_forward"], "t", nk, (4, 0), bad))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -365,7 +366,8 @@ def test_a_written_field_bound_outside_the_domain_restores_the_field(fields, bac
     top[1, 3] = NK  # top + 1 == nk + 1, written into top itself before the check fails
     args = {"a": fields.random((NI, NJ, NK)), "top": sliced_ij(top),
             "out": fields.sentinel((NI, NJ, NK), layout="sliced")}
-    assert_undone(fields, stencil, args, message(OURS["written_field"], "top", NK, "field"))
+    assert_undone(fields, stencil, args, message(OURS["written_field"], "top", NK, (1, 3), NK + 1,
+                                                          "field"))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -375,7 +377,7 @@ def test_a_bound_outside_the_domain_with_a_while_loop_in_the_body(fields, backen
     top[2, 1] = -3
     args = {"a": fields.random((NI, NJ, NK), low=0.5), "top": sliced_ij(top),
             "out": fields.sentinel((NI, NJ, NK), layout="sliced")}
-    assert_undone(fields, stencil, args, message(OURS["looping"], "t", NK))
+    assert_undone(fields, stencil, args, message(OURS["looping"], "t", NK, (2, 1), -3))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -388,6 +390,26 @@ def test_the_counted_bound_is_checked_on_a_smaller_domain(fields, backend):
     stencil(a, out, domain=(NI, NJ, 3))
     np.testing.assert_array_equal(out[:, :, :3], 2.0)
     assert (out[:, :, 3:] == fields.SENTINEL).all()
+
+
+@pytest.mark.parametrize("tile", [None, "1x1", "2x3"])
+@pytest.mark.parametrize("name", ["end_plus_one", "start_forward", "end_backward"])
+def test_the_error_names_the_column_on_any_tile_size(monkeypatch, fields, name, tile):
+    """The cpu backend's sweeps run columns in groups and lanes: the column named is the one
+    whose bound is outside the domain, whatever the tiles."""
+    if tile:
+        monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
+    stencil = build("cpu", OURS[name])
+    nk = NK - 1
+    for column in [(4, 3), (1, 2), (0, 0)]:
+        bound = np.zeros((NI, NJ), np.int32 if name == "end_backward" else np.int64)
+        bound[column] = nk + 2
+        level = nk + 3 if name == "end_plus_one" else nk + 2
+        args = {"a": fields.random((NI, NJ, NK)), "out": fields.sentinel((NI, NJ, NK)),
+                "top" if name != "start_forward" else "lo": bound,
+                "origin": (0, 0, 1) if name == "start_forward" else (0, 0, 0),
+                "domain": (NI, NJ, nk)}
+        assert_undone(fields, stencil, args, message(OURS[name], "t", nk, column, level))
 
 
 MULTI_THREADED = textwrap.dedent('''
@@ -415,7 +437,9 @@ MULTI_THREADED = textwrap.dedent('''
         try:
             stencil(a, top, out)
         except ValueError as err:
-            assert "the interval bound on line 9, computed from the temporary 't'" in str(err), err
+            want = (f"the interval bound on line 9, computed from the temporary 't' the stencil "
+                    f"writes, is level {nk + 4} in column {column} of the domain")
+            assert want in str(err), err
             assert (out == -1.0).all(), column
         else:
             raise AssertionError(column)
@@ -486,4 +510,4 @@ def test_through_gt4pys_api(fields, gts_backend):
     assert_same(mine, gt4py_debug("end_plus_one", args))
     top[2, 2] = NK  # t == nk + 1
     bad = {**args, "top": sliced_ij(top), "out": fields.sentinel((NI, NJ, NK), layout="sliced")}
-    assert_undone(fields, stencil, bad, message(THEIRS["end_plus_one"], "t", NK))
+    assert_undone(fields, stencil, bad, message(THEIRS["end_plus_one"], "t", NK, (2, 2), NK + 1))

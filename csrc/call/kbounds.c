@@ -826,17 +826,21 @@ static void find_in_stmts(const StmtList *l, BoundAt *at) {
     }
 }
 
-bool kbounds_checked_bound_error(const Stencil *st, int64_t line, int64_t nk) {
+bool kbounds_checked_bound_error(const Stencil *st, int64_t line, int64_t nk, const int64_t *info) {
     BoundAt at = {(int)line, NULL};
     for (int c = 0; c < st->ncomps && at.from == NULL; c++)
         for (int i = 0; i < st->comps[c].nintervals && at.from == NULL; i++)
             find_in_stmts(&st->comps[c].intervals[i].body, &at);
     const char *what = at.from && at.from->kind == SYM_TEMP ? "the temporary" : "the field";
+    char where[96] = "a level in some column";
+    if (info)
+        snprintf(where, sizeof where, "level %lld in column (%lld, %lld) of the domain",
+                 (long long)info[2], (long long)info[0], (long long)info[1]);
     PyErr_Format(PyExc_ValueError,
                  "the interval bound on line %lld, computed from %s '%s' the stencil writes, is "
-                 "a level outside the domain's levels [0, %lld] in some column: the interval "
-                 "would silently run on fewer levels than asked for; the call was undone "
-                 "(every array it wrote was restored)",
-                 (long long)line, what, at.from ? at.from->name : "?", (long long)nk);
+                 "%s, outside the domain's levels [0, %lld]: the interval would silently run "
+                 "on fewer levels than asked for; the call was undone (every array it wrote "
+                 "was restored)",
+                 (long long)line, what, at.from ? at.from->name : "?", where, (long long)nk);
     return false;
 }

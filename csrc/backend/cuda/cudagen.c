@@ -335,12 +335,15 @@ static const char *read_access(void *ctx, const Expr *e) {
 static const char *level_name(void *ctx) { return ((W *)ctx)->k; }
 
 /* A checked interval bound's level must be one of the domain's, 0 <= level <= nk; on failure
- * the note marks it GT_NOTE_LEVEL_BOUND and the level is 0 (the call is undone anyway). */
+ * the note marks it GT_NOTE_LEVEL_BOUND, the column and the level go to the three words
+ * after the fields' levels (cudagen.h) and the level is 0 (the call is undone anyway). */
 static const char *bound_check(void *ctx, const Expr *call) {
     W *w = ctx;
     unsigned long long note = (unsigned long long)(call->line > 0 ? call->line : 1) | GT_NOTE_LEVEL_BOUND;
-    snprintf(w->bound_tail, sizeof w->bound_tail, ", 0LL, %s + 1LL, 0LL, gt_scalars + %d, %lluULL, &%s",
-             nk(w), 8 * w->st->nscalars, note, stop_flag(w));
+    int flag = 8 * w->st->nscalars, info = 8 * (w->st->nscalars + 1 + 2 * w->st->nfields);
+    snprintf(w->bound_tail, sizeof w->bound_tail,
+             ", %s, gt_scalars + %d, gt_scalars + %d, %lluULL, &%s, %s, %s", nk(w), flag, info,
+             note, stop_flag(w), w->i, w->j);
     return w->bound_tail;
 }
 

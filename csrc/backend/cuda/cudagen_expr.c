@@ -214,7 +214,7 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
         return;
     case FN_LEVEL_BOUND:
         if (e->call.checked) { /* computed from values the stencil writes: checked here */
-            sb_puts(sb, "gt_klevel((long long)");
+            sb_puts(sb, "gt_kbound((long long)");
             emit(x, sb, a);
             sb_puts(sb, x->bound_check(x->ctx, e));
             sb_puts(sb, ")");

@@ -11,7 +11,7 @@ typedef struct ExprWriter {
     const char *(*scalar)(void *ctx, const Symbol *s);
     const char *(*level)(void *ctx); /* the current K level, from the domain's first */
     /* a checked interval bound (call.checked): the arguments after the level of the check
-     * that wraps it (gt_klevel) */
+     * that wraps it (gt_kbound) */
     const char *(*bound_check)(void *ctx, const Expr *call);
 } ExprWriter;
 
