@@ -23,6 +23,7 @@ import gtscript
 from cuda_emulation.runner import emulate, require_compiler
 from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, computation, interval
 from gtscript.errors import GTScriptSemanticError, GTScriptSyntaxError
+from test_gt4py_accepted import assert_same
 
 gt = pytest.importorskip("gt4py.cartesian.gtscript")
 pytestmark = [
@@ -146,12 +147,18 @@ def ours(backend, name, args):
     return mine
 
 
-def assert_same(got, want):
-    assert got.keys() == want.keys()
-    for key, value in want.items():
-        if isinstance(value, np.ndarray):
-            assert got[key].dtype == value.dtype, key
-            np.testing.assert_array_equal(got[key], value, err_msg=key)
+def compare(backend, name, args, hand):
+    """GT4Py's debug backend computes the hand-written ``out`` (to rounding), and gtscript's
+    ``backend`` what GT4Py computes, in every argument; GT4Py's arrays returned."""
+    want = gt4py_debug(name, args)
+    np.testing.assert_allclose(want["out"], hand, rtol=1e-13, atol=0)
+    assert_same(ours(backend, name, args), want)
+    return want
+
+
+def below(bound):
+    """Per column, whether each level of the array is below ``bound[i, j]``."""
+    return np.arange(NK)[None, None, :] < bound[:, :, None]
 
 
 # ---- results
@@ -163,14 +170,7 @@ def test_an_ij_temporary_as_end_bound_of_a_parallel_interval(backend):
     top = rng.integers(-1, NK, (NI, NJ))
     top[0, 0], top[1, 1] = -1, NK - 1  # t == 0 (no level) and t == nk (every level)
     args = {"a": rng.random((NI, NJ, NK)), "top": top, "out": np.full((NI, NJ, NK), -7.0)}
-    hand = args["out"].copy()
-    for i in range(NI):
-        for j in range(NJ):
-            for k in range(top[i, j] + 1):
-                hand[i, j, k] = args["a"][i, j, k]
-    want = gt4py_debug("end_plus_one", args)
-    np.testing.assert_array_equal(want["out"], hand)
-    assert_same(ours(backend, "end_plus_one", args), want)
+    compare(backend, "end_plus_one", args, np.where(below(top + 1), args["a"], -7.0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -186,9 +186,7 @@ def test_an_ij_temporary_as_start_bound_of_a_forward_sweep(backend):
         for j in range(NJ):
             for k in range(1 + lo[i, j], NK):
                 hand[i, j, k] = hand[i, j, k - 1] + args["a"][i, j, k]
-    want = gt4py_debug("start_forward", args)
-    np.testing.assert_allclose(want["out"], hand, rtol=1e-13)
-    assert_same(ours(backend, "start_forward", args), want)
+    compare(backend, "start_forward", args, hand)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -204,9 +202,7 @@ def test_an_ij_temporary_as_end_bound_of_a_backward_sweep(backend):
         for j in range(NJ):
             for k in reversed(range(top[i, j])):
                 hand[i, j, k] = hand[i, j, k + 1] + args["a"][i, j, k]
-    want = gt4py_debug("end_backward", args)
-    np.testing.assert_allclose(want["out"], hand, rtol=1e-13)
-    assert_same(ours(backend, "end_backward", args), want)
+    compare(backend, "end_backward", args, hand)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -218,11 +214,8 @@ def test_both_bounds_temporaries(backend):
     lo[1, 1], n[1, 1] = 0, NK
     lo[2, 2], n[2, 2] = 3, 0  # start == end inside the domain
     args = {"a": rng.random((NI, NJ, NK)), "lo": lo, "n": n, "out": np.full((NI, NJ, NK), 5.0)}
-    levels = np.arange(NK)[None, None, :]
-    inside = (levels >= lo[:, :, None]) & (levels < (lo + n)[:, :, None])
-    want = gt4py_debug("both", args)
-    np.testing.assert_array_equal(want["out"], np.where(inside, 3.0 * args["a"], 5.0))
-    assert_same(ours(backend, "both", args), want)
+    inside = ~below(lo) & below(lo + n)
+    compare(backend, "both", args, np.where(inside, 3.0 * args["a"], 5.0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -231,14 +224,7 @@ def test_a_bound_counted_from_a_field_in_a_previous_computation(backend):
     a = rng.random((NI, NJ, NK))
     a[0, 0, :], a[1, 1, :] = 0.0, 1.0  # 0 levels and nk levels
     args = {"a": a, "out": np.zeros((NI, NJ, NK))}
-    hand = np.zeros((NI, NJ, NK))
-    for i in range(NI):
-        for j in range(NJ):
-            count = sum(1 for k in range(NK) if a[i, j, k] > 0.5)
-            hand[i, j, :count] = 2.0 * a[i, j, :count]
-    want = gt4py_debug("counted", args)
-    np.testing.assert_array_equal(want["out"], hand)
-    assert_same(ours(backend, "counted", args), want)
+    compare(backend, "counted", args, np.where(below((a > 0.5).sum(axis=2)), 2.0 * a, 0.0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -247,11 +233,8 @@ def test_an_ij_field_the_stencil_writes_as_a_bound(backend):
     top = rng.integers(-1, NK, (NI, NJ))
     top[0, 0], top[1, 1] = -1, NK - 1
     args = {"a": rng.random((NI, NJ, NK)), "top": top, "out": np.zeros((NI, NJ, NK))}
-    levels = np.arange(NK)[None, None, :] < (top + 1)[:, :, None]
-    want = gt4py_debug("written_field", args)
+    want = compare(backend, "written_field", args, np.where(below(top + 1), args["a"], 0.0))
     np.testing.assert_array_equal(want["top"], top + 1)
-    np.testing.assert_array_equal(want["out"], np.where(levels, args["a"], 0.0))
-    assert_same(ours(backend, "written_field", args), want)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -276,11 +259,8 @@ def test_a_start_bound_equal_to_nk_is_an_empty_column(backend):
     lo = rng.integers(0, NK + 1, (NI, NJ))
     lo[0, 0], lo[1, 1] = NK, 0
     args = {"a": rng.random((NI, NJ, NK)), "lo": lo, "out": np.full((NI, NJ, NK), -1.0)}
-    want = gt4py_debug("start_field", args)
-    levels = np.arange(NK)[None, None, :] >= lo[:, :, None]
-    np.testing.assert_array_equal(want["out"], np.where(levels, args["a"], -1.0))
+    want = compare(backend, "start_field", args, np.where(below(lo), -1.0, args["a"]))
     assert (want["out"][0, 0] == -1.0).all()
-    assert_same(ours(backend, "start_field", args), want)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -297,9 +277,7 @@ def test_a_while_loop_in_the_guarded_body(backend):
                 while v < 100.0:
                     v *= 2.0
                 hand[i, j, k] = v
-    want = gt4py_debug("looping", args)
-    np.testing.assert_array_equal(want["out"], hand)
-    assert_same(ours(backend, "looping", args), want)
+    compare(backend, "looping", args, hand)
 
 
 # ---- levels outside the domain

@@ -1088,8 +1088,9 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         int64_t note;
         memcpy(&note, scalars + 8 * st->nscalars, sizeof note);
         /* a bound's column and level: three words after the fields' levels (codegen.h) */
-        const char *info = scalars + 8 * (st->nscalars + 2 + 2 * st->nfields);
-        ok = call_restore_written(st, &b, saved, note, b.domain[2], (const int64_t *)(const void *)info);
+        const int64_t *info =
+            (const int64_t *)(const void *)(scalars + 8 * (st->nscalars + 2 + 2 * st->nfields));
+        ok = call_restore_written(st, &b, saved, note, b.domain[2], info);
     }
     /* the kernel's time, for the tuner: a clean measurement when every thread of the plan
      * took part, once (a busy pool runs the call on its own thread; an interrupted run that

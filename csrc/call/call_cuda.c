@@ -339,7 +339,9 @@ static bool copy_out(Launch *L, int64_t *kline, DevPtr kline_dev, int64_t *info,
             return false;
     }
     if (kline && !rt_d2h(L->rt, kline, kline_dev, sizeof *kline, L->stream, L->err, sizeof L->err)) return false;
-    if (kline && !rt_d2h(L->rt, info, info_dev, 3 * sizeof *info, L->stream, L->err, sizeof L->err)) return false;
+    if (kline &&
+        !rt_d2h(L->rt, info, info_dev, 3 * sizeof *info, L->stream, L->err, sizeof L->err))
+        return false;
     return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err); /* the results are on the host now */
 }
 

@@ -306,8 +306,9 @@ static void note_unless(CG *g, LLVMValueRef ok, unsigned long long note, const L
     LLVMBuildCondBr(b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(b, bad);
     /* the first note stays (threads may note at once: compare-and-swap from 0) */
-    LLVMValueRef res = LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), LLVMConstInt(g->i64, note, 0),
-                                              LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef res =
+        LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), LLVMConstInt(g->i64, note, 0),
+                               LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     if (info) {
         LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kfirst");
         LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kdone");

@@ -339,7 +339,8 @@ static const char *level_name(void *ctx) { return ((W *)ctx)->k; }
  * after the fields' levels (cudagen.h) and the level is 0 (the call is undone anyway). */
 static const char *bound_check(void *ctx, const Expr *call) {
     W *w = ctx;
-    unsigned long long note = (unsigned long long)(call->line > 0 ? call->line : 1) | GT_NOTE_LEVEL_BOUND;
+    unsigned long long note =
+        (unsigned long long)(call->line > 0 ? call->line : 1) | GT_NOTE_LEVEL_BOUND;
     int flag = 8 * w->st->nscalars, info = 8 * (w->st->nscalars + 1 + 2 * w->st->nfields);
     snprintf(w->bound_tail, sizeof w->bound_tail,
              ", %s, gt_scalars + %d, gt_scalars + %d, %lluULL, &%s, %s, %s", nk(w), flag, info,
