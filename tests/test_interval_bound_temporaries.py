@@ -103,8 +103,17 @@ def definitions(F, IJ_):
             while out < 100.0:
                 out = out * 2.0
 
+    def rewritten(a: F[np.float64], top: F[IJ_, np.int64], out: F[np.float64]):
+        with computation(FORWARD), interval(0, 1):
+            t: Ti64 = top
+        with computation(FORWARD), interval(0, t):
+            out = a
+            if a > 0.0:
+                t = t - 1  # GT4Py: the column's levels were fixed when it started
+
     return {f.__name__: f for f in (end_plus_one, start_forward, end_backward, both, counted,
-                                    written_field, start_field, float_field, offsets, looping)}
+                                    written_field, start_field, float_field, offsets, looping,
+                                    rewritten)}
 
 
 OURS = definitions(Field, IJ)
@@ -448,6 +457,19 @@ def test_gt4py_takes_a_float_ij_field_bound_gtscript_refuses_it_with_the_reason(
     with pytest.raises(GTScriptSyntaxError, match=r"must be an integer IJ field.*truncates.*"
                        r"t: Field\[IJ, np.int64\] = top"):
         gtscript.stencil("numpy", OURS["float_field"])
+
+
+def test_a_bound_written_inside_its_interval_is_refused():
+    """GT4Py's debug backend fixes a column's levels when the interval starts there; gtscript
+    evaluates the bound at every level, so a bound the interval itself writes is refused."""
+    args = {"a": np.ones((NI, NJ, NK)), "top": np.full((NI, NJ), 4),
+            "out": np.zeros((NI, NJ, NK))}
+    got = gt4py_debug("rewritten", args)
+    np.testing.assert_array_equal(got["out"], np.where(below(args["top"]), 1.0, 0.0))
+    for backend in ("cpu", "numpy"):
+        with pytest.raises(GTScriptSemanticError, match="interval bound 't' is written inside "
+                           "the interval it bounds"):
+            build(backend, OURS["rewritten"])
 
 
 def test_a_float_or_k_axis_temporary_bound_is_refused():

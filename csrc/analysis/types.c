@@ -461,6 +461,47 @@ static bool all_temps_typed(const Stencil *st) {
     return true;
 }
 
+/* ---- interval bounds written inside the interval they bound -------------------------- */
+
+typedef struct {
+    Stencil *st;
+    const Expr *bound;
+    const StmtList *body; /* the interval's statements, under the bound's guard */
+    bool bad;
+} BoundWrites;
+
+static void bound_source_written(void *ctx, Expr *e) {
+    BoundWrites *w = ctx;
+    if (w->bad || !list_writes(w->body, e->field.sym)) return;
+    w->bad = true;
+    diag_error(w->st, DIAG_SEMANTIC, w->bound->line, w->bound->col,
+               "interval bound '%s' is written inside the interval it bounds: GT4Py fixes a "
+               "column's levels when the interval starts there, gtscript would read the bound "
+               "again at every level; compute it in an earlier computation",
+               e->field.sym->name);
+}
+
+static void bound_in_guard(void *ctx, Expr *e) {
+    BoundWrites *w = ctx;
+    if (e->kind != E_CALL || e->call.fn != FN_LEVEL_BOUND) return;
+    w->bound = e;
+    expr_visit_fields(e->call.args[0], bound_source_written, w);
+}
+
+/* The frontend guards an interval bounded by IJ fields or temporaries with a condition on the
+ * level (structure.py): a bound written by the statements it guards would change while the
+ * column runs, where GT4Py's bound stays what it was when the column started. */
+static bool check_bound_writes(Stencil *st, const StmtList *body) {
+    for (int i = 0; i < body->n; i++) {
+        const Stmt *s = body->items[i];
+        if (s->kind != S_IF) continue;
+        BoundWrites w = {st, NULL, &s->if_.then, false};
+        expr_visit(s->if_.cond, bound_in_guard, &w);
+        if (w.bad) return false;
+    }
+    return true;
+}
+
 bool types_infer(Stencil *st) {
     /* Temporaries read before their first assignment (in a later computation, or at another K
      * level) need their types fixed first; a few rounds settle any dependency chain. */
@@ -477,6 +518,7 @@ bool types_infer(Stencil *st) {
             if (in->start.sym) in->start.sym->read = true;
             if (in->end.sym) in->end.sym->read = true;
             if (!type_stmts(st, &in->body, true)) return false;
+            if (st->has_checked_k && !check_bound_writes(st, &in->body)) return false;
         }
     return st->diag.kind == DIAG_NONE;
 }
