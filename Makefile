@@ -46,7 +46,7 @@ GT4PY12_TESTS ?= tests/test_gt4py_backend.py tests/test_corpus_gt4py_api.py \
   tests/test_framework_gt4py.py tests/test_gt4py_objects.py tests/test_gt4py_accepted.py \
   tests/test_unused_arguments.py tests/test_call_gt4py.py tests/test_errors_gt4py.py \
   tests/test_field_info_gt4py_rules.py tests/test_function_semantics_gt4py.py \
-  tests/test_gt4py_compat.py
+  tests/test_gt4py_compat.py tests/test_interval_bound_temporaries.py
 
 test-gt4py12: $(CORE312_STAMP)
 	@PYTHONPATH=$(CURDIR) $(V312PY) -m pytest -q -p no:cacheprovider -o addopts=-ra \
@@ -115,7 +115,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_column_sweeps.py tests/test_language_control.py tests/test_language_datadims.py \
   tests/test_language_runtime.py tests/test_language_vertical.py tests/test_language_regions.py \
   tests/test_language_operators.py tests/test_language_field_kinds.py \
-  tests/test_interval_field_bounds.py tests/test_cache.py tests/test_cache_hardening.py \
+  tests/test_interval_field_bounds.py tests/test_interval_bound_temporaries.py tests/test_cache.py tests/test_cache_hardening.py \
   tests/test_cache_index.py tests/test_cuda.py tests/test_cuda_call_overhead.py tests/test_cuda_slab_loads.py \
   tests/test_cuda_gpu_array_checks.py \
   tests/test_conformance_gt4py.py \

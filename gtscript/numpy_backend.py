@@ -187,6 +187,10 @@ def _scatter(self, box, kindex, data_index, value, where):
 _Field.scatter = _scatter  # type: ignore[attr-defined]  # kept next to the code it shares
 
 
+#: The name of a _CheckedLevelError from an interval bound is (_BOUND, source, column, level).
+_BOUND = "interval bound"
+
+
 class _CheckedLevelError(Exception):
     """A K level computed from values the stencil writes fell outside the levels allowed: a
     read's (``name``: the field read) outside its array, a write's (``name`` None) outside the
@@ -210,6 +214,8 @@ class _Executor:
         self.bad = None
         self.bad_line = 0
         self.bad_name = None
+        # checked interval bounds of the expression: (bad, line, source, box, level) each
+        self.bad_bounds = []
         self.fields = {}
         kinds = {p[1]: p for p in tree["params"] if p[0] == "field"}
         for name, (array, origin) in fields.items():
@@ -261,6 +267,8 @@ class _Executor:
             return np.where(c, self.expr(e[3], box), self.expr(e[4], box)).astype(dtype)
         if tag == "call":
             args = [self.expr(a, box) for a in e[3]]
+            if len(e) > 4:  # a level bound computed from values the stencil writes
+                self.checked_bound(box, args[0], e[4], e[5])
             return np.asarray(_CALLS[e[2]](*args)).astype(dtype, copy=False)
         if tag == "cast":
             return np.asarray(self.expr(e[2], box)).astype(dtype)
@@ -287,6 +295,20 @@ class _Executor:
         own = np.broadcast_to(k if absolute else -off[2] + 0 * k, shape)
         return np.where(bad, own, np.broadcast_to(kindex, shape))
 
+    def checked_bound(self, box, level, line, source):
+        """An interval bound computed from values the stencil writes (``source``), as the
+        compiled kernels check it: a level of the domain, 0 <= level <= nk (an error once the
+        point is known to execute, as a checked level's)."""
+        shape = tuple(hi - lo for lo, hi in box)
+        level = np.broadcast_to(level, shape)
+        bad = (level < 0) | (level > self.domain[2])
+        if not bad.any():
+            return
+        self.bad = bad if self.bad is None else self.bad | bad
+        self.bad_bounds.append((bad, line, source, box, level))
+        if not self.bad_line:
+            self.bad_line, self.bad_name = line, (_BOUND,)
+
     def levels(self, name):
         """The levels [lo, hi) a checked access may reach, counted from the domain's first:
         for a read of field ``name`` those its array holds, for a write (None) the domain's."""
@@ -300,7 +322,16 @@ class _Executor:
         """Raises when a checked level left the levels allowed at a point in ``where`` (None:
         all)."""
         bad, self.bad = self.bad, None
+        bounds, self.bad_bounds = self.bad_bounds, []
         if bad is not None and (bad if where is None else np.logical_and(bad, where)).any():
+            if isinstance(self.bad_name, tuple):  # a bound: the first point where one failed
+                for bad, line, source, box, level in bounds:
+                    at = np.argwhere(bad if where is None else np.logical_and(bad, where))
+                    if len(at):
+                        i, j, k = at[0]
+                        column = (box[0][0] + int(i), box[1][0] + int(j))
+                        raise _CheckedLevelError(
+                            line, (_BOUND, source, column, int(level[i, j, k])))
             raise _CheckedLevelError(self.bad_line, self.bad_name)
         self.bad_line, self.bad_name = 0, None
 
@@ -434,6 +465,15 @@ def execute(tree, fields, scalars, domain, anchors=None):
         for name, copy in saved.items():
             fields[name][0][...] = copy
         undone = "the call was undone (every array it wrote was restored)"
+        if isinstance(err.name, tuple):  # an interval bound (checked_bound)
+            _, source, (i, j), level = err.name
+            what = "field" if any(p[1] == source for p in tree["params"]) else "temporary"
+            raise ValueError(
+                f"the interval bound on line {err.line}, computed from the {what} '{source}' "
+                f"the stencil writes, is level {level} in column ({i}, {j}) of the domain, "
+                f"outside the domain's levels [0, {domain[2]}]: the interval would silently "
+                f"run on fewer levels than asked for; {undone}"
+            ) from None
         if err.name is None:
             raise ValueError(
                 f"the K level written on line {err.line}, computed from values the stencil "

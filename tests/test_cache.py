@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import PARALLEL, Field, computation, interval
+from gtscript import FORWARD, IJ, PARALLEL, Field, computation, interval
 
 SHAPE = (9, 7, 4)
 _scales = itertools.count(1)
@@ -260,6 +260,37 @@ def test_renaming_a_parameter_changes_the_key():
             out = src
 
     assert gtscript.stencil("cpu", one).cache_key != gtscript.stencil("cpu", two).cache_key
+
+
+def bound_defn(a: Field[np.float64], top: Field[IJ, np.int64], out: Field[np.float64]):
+    with computation(FORWARD), interval(0, 1):
+        t: Field[IJ, np.int64] = top + 1
+    with computation(PARALLEL), interval(0, t):
+        out = a
+
+
+def bound_moved_defn(a: Field[np.float64], top: Field[IJ, np.int64], out: Field[np.float64]):
+    with computation(FORWARD), interval(0, 1):
+        t: Field[IJ, np.int64] = top + 1
+
+    with computation(PARALLEL), interval(0, t):
+        out = a
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_the_line_of_a_checked_interval_bound_is_in_the_key(backend):
+    """The kernel checks a bound computed from a temporary and reports its line: definitions
+    that differ only there must not share code (the message would name the other's line)."""
+    a, b = gtscript.stencil(backend, bound_defn), gtscript.stencil(backend, bound_moved_defn)
+    assert a.cache_key != b.cache_key
+    if backend == "cuda":
+        return  # the source differs; the call is tested on the host emulation elsewhere
+    lines = (bound_defn.__code__.co_firstlineno + 3, bound_moved_defn.__code__.co_firstlineno + 4)
+    for st, line in zip((a, b), lines):
+        top = np.full(SHAPE[:2], 1, np.int64)
+        top[2, 3] = SHAPE[2]  # t == nk + 1
+        with pytest.raises(ValueError, match=f"interval bound on line {line}, "):
+            st(np.ones(SHAPE), top, np.zeros(SHAPE))
 
 
 # ======================================================================= memory level

@@ -151,19 +151,6 @@ def test_an_off_centre_index_as_a_bound_is_refused_as_in_gt4py(backend):
         build(backend, OURS["bound_off_centre"])
 
 
-def temporary_bound(a: Field[np.float64], top: Field[IJ, np.int64], out: Field[np.float64]):
-    with computation(FORWARD), interval(0, 1):
-        t: Field[IJ, np.int64] = top + 1
-    with computation(PARALLEL), interval(0, t):
-        out = a
-
-
-def test_an_ij_temporary_as_a_bound_is_refused_with_the_reason():
-    """Not yet built (GT4Py's debug backend takes it): the call could not check its levels."""
-    with pytest.raises(GTScriptSyntaxError, match="'t' is a temporary.*could not check"):
-        gtscript.stencil("numpy", temporary_bound)
-
-
 # ---- f[...]
 
 

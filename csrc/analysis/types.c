@@ -153,6 +153,49 @@ static void note_read(void *ctx, Expr *e) {
     *(bool *)ctx = true;
 }
 
+/* A K-axis field read in an interval bound (the frontend checks parameters; this catches a
+ * temporary): a level varies with K there, so the bound would change from level to level. */
+static void bound_axes(void *ctx, Expr *e) {
+    const Expr **bad = ctx;
+    if (*bad == NULL && (e->field.sym->axes & AX_K)) *bad = e;
+}
+
+/* __level_bound(level): an int64 level read from IJ fields (and IJ temporaries). A level read
+ * from fields the stencil does not write is checked by the call before running; one computed
+ * from values the stencil writes (a temporary, a written field: GT4Py's debug backend takes
+ * them) cannot be, so the kernel checks it where it evaluates it (call.checked). */
+static bool infer_level_bound(Stencil *st, Expr *e) {
+    const Expr *l = e->call.args[0];
+    if (!dtype_is_int(l->type))
+        return diag_error(st, DIAG_SEMANTIC, l->line, l->col,
+                          "an interval bound must be an integer, not %s (GT4Py's debug backend "
+                          "truncates a float bound toward zero, and NaN or inf is no level at "
+                          "all: compute the level into an integer IJ temporary, "
+                          "t: Field[IJ, np.int64] = ..., and bound the interval by t)",
+                          dtype_name(l->type));
+    const Expr *kaxis = NULL;
+    expr_visit_fields(e->call.args[0], bound_axes, &kaxis);
+    if (kaxis != NULL)
+        return diag_error(st, DIAG_SEMANTIC, kaxis->line, kaxis->col,
+                          "interval bound '%s' has a K axis: a bound is one level per column, "
+                          "read from an integer IJ field or IJ temporary (declare it "
+                          "%s: Field[IJ, np.int64])",
+                          kaxis->field.sym->name, kaxis->field.sym->name);
+    e->type = DT_INT64;
+    e->weak = false;
+    if (!(e->call.args[0] = coerce(st, e->call.args[0], DT_INT64))) return false;
+    KSources k = {st, NULL};
+    expr_visit_fields(e->call.args[0], koffset_source, &k);
+    if (k.bad == NULL) {
+        st->has_level_bound = true;
+        return true;
+    }
+    e->call.checked = true;
+    e->call.from = k.bad->field.sym;
+    st->has_checked_k = true;
+    return true;
+}
+
 static DType float_of(TypeInfo t) { return t.t == DT_FLOAT32 ? DT_FLOAT32 : DT_FLOAT64; }
 
 static bool infer_call(Stencil *st, Expr *e) {
@@ -172,18 +215,7 @@ static bool infer_call(Stencil *st, Expr *e) {
             if (!(e->call.args[a] = coerce(st, e->call.args[a], DT_INT64))) return false;
         return check_koffset_sources(st, e->call.args[0], "a run-time data index");
     }
-    if (e->call.fn == FN_LEVEL_BOUND) {
-        /* an int64 level read from an IJ field the call checks before running */
-        const Expr *l = e->call.args[0];
-        if (!dtype_is_int(l->type))
-            return diag_error(st, DIAG_SEMANTIC, l->line, l->col,
-                              "an interval bound must be an integer, not %s", dtype_name(l->type));
-        st->has_level_bound = true;
-        e->type = DT_INT64;
-        e->weak = false;
-        if (!(e->call.args[0] = coerce(st, e->call.args[0], DT_INT64))) return false;
-        return check_koffset_sources(st, e->call.args[0], "an interval bound");
-    }
+    if (e->call.fn == FN_LEVEL_BOUND) return infer_level_bound(st, e);
     TypeInfo t = info(e->call.args[0]);
     for (int i = 1; i < e->call.nargs; i++) t = promote(t, info(e->call.args[i]));
     switch (e->call.fn) {
@@ -429,6 +461,47 @@ static bool all_temps_typed(const Stencil *st) {
     return true;
 }
 
+/* ---- interval bounds written inside the interval they bound -------------------------- */
+
+typedef struct {
+    Stencil *st;
+    const Expr *bound;
+    const StmtList *body; /* the interval's statements, under the bound's guard */
+    bool bad;
+} BoundWrites;
+
+static void bound_source_written(void *ctx, Expr *e) {
+    BoundWrites *w = ctx;
+    if (w->bad || !list_writes(w->body, e->field.sym)) return;
+    w->bad = true;
+    diag_error(w->st, DIAG_SEMANTIC, w->bound->line, w->bound->col,
+               "interval bound '%s' is written inside the interval it bounds: GT4Py fixes a "
+               "column's levels when the interval starts there, gtscript would read the bound "
+               "again at every level; compute it in an earlier computation",
+               e->field.sym->name);
+}
+
+static void bound_in_guard(void *ctx, Expr *e) {
+    BoundWrites *w = ctx;
+    if (e->kind != E_CALL || e->call.fn != FN_LEVEL_BOUND) return;
+    w->bound = e;
+    expr_visit_fields(e->call.args[0], bound_source_written, w);
+}
+
+/* The frontend guards an interval bounded by IJ fields or temporaries with a condition on the
+ * level (structure.py): a bound written by the statements it guards would change while the
+ * column runs, where GT4Py's bound stays what it was when the column started. */
+static bool check_bound_writes(Stencil *st, const StmtList *body) {
+    for (int i = 0; i < body->n; i++) {
+        const Stmt *s = body->items[i];
+        if (s->kind != S_IF) continue;
+        BoundWrites w = {st, NULL, &s->if_.then, false};
+        expr_visit(s->if_.cond, bound_in_guard, &w);
+        if (w.bad) return false;
+    }
+    return true;
+}
+
 bool types_infer(Stencil *st) {
     /* Temporaries read before their first assignment (in a later computation, or at another K
      * level) need their types fixed first; a few rounds settle any dependency chain. */
@@ -445,6 +518,7 @@ bool types_infer(Stencil *st) {
             if (in->start.sym) in->start.sym->read = true;
             if (in->end.sym) in->end.sym->read = true;
             if (!type_stmts(st, &in->body, true)) return false;
+            if (st->has_checked_k && !check_bound_writes(st, &in->body)) return false;
         }
     return st->diag.kind == DIAG_NONE;
 }

@@ -617,8 +617,9 @@ bool bound_tables(Bound *b, int n) {
     }
     size_t m = (size_t)n; /* 8-byte entries first, the bools last: every table aligned */
     /* value, origin, own_origin, greach, the spans, kvals, saved, scalars (a word for each
-     * scalar, the K flag, the loop watch, two words for each field: at most 3m + 2) */
-    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (3 * m + 2);
+     * scalar, the K flag, the loop watch, two words for each field, a checked interval
+     * bound's column and level: at most 3m + 5) */
+    size_t words = m + 3 * m + 3 * m + 4 * m + 2 * m + m + m + (3 * m + 5);
     char *p = malloc(8 * words + 2 * m /* owned, has_own */);
     if (p == NULL) {
         PyErr_NoMemory();
@@ -633,7 +634,7 @@ bool bound_tables(Bound *b, int n) {
     b->span_hi = (char **)p, p += 8 * m;
     b->kvals = (int64_t *)p, p += 8 * m;
     b->saved = (PyObject **)p, p += 8 * m;
-    b->scalars = p, p += 8 * (3 * m + 2);
+    b->scalars = p, p += 8 * (3 * m + 5);
     b->owned = (bool *)p, p += m;
     b->has_own = (bool *)p;
     return true;
@@ -878,7 +879,7 @@ bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved, cons
 
 /* Releases the copies; when note != 0, first puts them back and raises. */
 bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t note,
-                          int64_t nk) {
+                          int64_t nk, const int64_t *bound_info) {
     bool ok = true;
     for (int i = 0; i < st->nparams; i++) {
         if (saved[i] == NULL) continue;
@@ -889,6 +890,8 @@ bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, i
     }
     if (!ok || note == 0) return ok;
     long long line = (long long)(note & 0xffffffff);
+    if ((uint64_t)note & GT_NOTE_LEVEL_BOUND)
+        return kbounds_checked_bound_error(st, line, nk, bound_info);
     int64_t arg = (int64_t)((uint64_t)note >> 32) - 1;
     if (arg >= 0 && arg < st->nparams && b->value[arg] != NULL) {
         const Symbol *s = st->params[arg];
@@ -1080,7 +1083,7 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
         Py_END_ALLOW_THREADS
     } else if (!interrupt_run(run_tiles, &job, plan->nthreads, &job.watch.mark, &job.watch.counter,
                               tiles_left, &workers)) {
-        call_restore_written(st, &b, saved, 0, 0); /* releases the copies */
+        call_restore_written(st, &b, saved, 0, 0, NULL); /* releases the copies */
         release_plan(m, plan, owned); /* KeyboardInterrupt: the outputs hold a partial result */
         goto done;
     }
@@ -1089,7 +1092,10 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
     if (st->has_checked_k) {
         int64_t note;
         memcpy(&note, scalars + 8 * st->nscalars, sizeof note);
-        ok = call_restore_written(st, &b, saved, note, b.domain[2]);
+        /* a bound's column and level: three words after the fields' levels (codegen.h) */
+        const int64_t *info =
+            (const int64_t *)(const void *)(scalars + 8 * (st->nscalars + 2 + 2 * st->nfields));
+        ok = call_restore_written(st, &b, saved, note, b.domain[2], info);
     }
     /* the kernel's time, for the tuner: a clean measurement when every thread of the plan
      * took part, once (a busy pool runs the call on its own thread; an interrupted run that

@@ -52,7 +52,7 @@ typedef struct BoundTables {
     char *span_lo[GT_BOUND_INLINE], *span_hi[GT_BOUND_INLINE];
     int64_t kvals[GT_BOUND_INLINE];
     PyObject *saved[GT_BOUND_INLINE];
-    char scalars[8 * (3 * GT_BOUND_INLINE + 2)]; /* scalars, K flag, watch, 2 per field */
+    char scalars[8 * (3 * GT_BOUND_INLINE + 5)]; /* scalars, K flag, watch, 2 per field, 3 */
 } BoundTables;
 
 /* Call arguments bound to the stencil's parameters (call.c's bind_all). */
@@ -119,10 +119,12 @@ bool scalar_value(const Symbol *s, PyObject *o, char *slot);
  * argument arrays before the run (saved[p], NULL for others), released afterwards; when the
  * kernel noted a level outside the allowed ones (note != 0: the line, plus the argument's
  * index + 1 shifted left by 32 for a read), first put back, with a ValueError. Parameters with
- * skip[p] (skip may be NULL) are not copied: the cuda call keeps GPU arrays' copies on the GPU. */
+ * skip[p] (skip may be NULL) are not copied: the cuda call keeps GPU arrays' copies on the GPU.
+ * A note marked GT_NOTE_LEVEL_BOUND is a checked interval bound: bound_info (NULL: unknown)
+ * holds the column (i, j) and the level the kernel found outside the domain's levels. */
 bool call_save_written(const Stencil *st, const Bound *b, PyObject **saved, const bool *skip);
 bool call_restore_written(const Stencil *st, const Bound *b, PyObject **saved, int64_t note,
-                          int64_t nk);
+                          int64_t nk, const int64_t *bound_info);
 /* What checked K reads may read: for each field slot s, words[2 s] and words[2 s + 1] the
  * levels [lo, hi) its array holds, counted from the domain's first level (the kernels'
  * words after the scalars: backend/cpu/codegen.h, backend/cuda/cudagen.h). */

@@ -328,9 +328,10 @@ static bool copy_in(Launch *L) {
     return true;
 }
 
-/* Queues the copies back (and the checked K reads' failed line into *kline when given), then
- * waits for the stream: the call's one synchronisation when exec_info is not asked for. */
-static bool copy_out(Launch *L, int64_t *kline, DevPtr kline_dev) {
+/* Queues the copies back (and the checked K reads' failed line into *kline when given, with
+ * a checked interval bound's column and level into info[3]), then waits for the stream: the
+ * call's one synchronisation when exec_info is not asked for. */
+static bool copy_out(Launch *L, int64_t *kline, DevPtr kline_dev, int64_t *info, DevPtr info_dev) {
     for (int i = 0; i < L->nregions; i++) {
         Region *r = &L->regions[i];
         if (r->written &&
@@ -338,6 +339,9 @@ static bool copy_out(Launch *L, int64_t *kline, DevPtr kline_dev) {
             return false;
     }
     if (kline && !rt_d2h(L->rt, kline, kline_dev, sizeof *kline, L->stream, L->err, sizeof L->err)) return false;
+    if (kline &&
+        !rt_d2h(L->rt, info, info_dev, 3 * sizeof *info, L->stream, L->err, sizeof L->err))
+        return false;
     return rt_sync_stream(L->rt, L->stream, L->err, sizeof L->err); /* the results are on the host now */
 }
 
@@ -590,9 +594,10 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     Launch L = {.c = m->cuda, .st = st, .nk = b->domain[2], .stream = stream,
                 .timed = b->exec_info != NULL};
     int nslots = stencil_nslots(st);
-    /* the scalars, the flag of checked K levels, two words per field (cudagen.h) */
+    /* the scalars, the flag of checked K levels, two words per field, a checked interval
+     * bound's column and level (cudagen.h) */
     size_t nptr = (size_t)nslots + 1, nstr = nptr * GT_STRIDES,
-           nsc = (size_t)st->nscalars + 1 + 2 * (size_t)st->nfields;
+           nsc = (size_t)st->nscalars + 1 + 2 * (size_t)st->nfields + 3;
     Buffers B = {0};
     B.hostlen = 8 * (nptr + nstr + 8 + nsc);
     B.host = calloc(1, B.hostlen);
@@ -604,7 +609,7 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     bool ok = false, restored = false;
     PyObject **saved = b->saved; /* every exit of run releases them: all start NULL */
     memset(saved, 0, sizeof *saved * (size_t)st->nparams);
-    int64_t kline = 0;
+    int64_t kline = 0, bound_info[3] = {0};
     if (!B.host || !B.slab || !L.regions || !saves) {
         PyErr_NoMemory();
         goto done;
@@ -666,7 +671,8 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     ok = ok && run_kernels(&L);
     t2 = call_now();
     /* checked K levels: the word after the scalars holds the note of one outside the allowed */
-    ok = ok && copy_out(&L, st->has_checked_k ? &kline : NULL, L.args[3] + 8 * (DevPtr)st->nscalars);
+    ok = ok && copy_out(&L, st->has_checked_k ? &kline : NULL, L.args[3] + 8 * (DevPtr)st->nscalars,
+                        bound_info, L.args[3] + 8 * (DevPtr)(st->nscalars + 1 + 2 * st->nfields));
     if (ok && kline != 0 && any_dev_written) ok = restore_device(&L, b, saves); /* then raised below */
     Py_END_ALLOW_THREADS;
     if (!ok) {
@@ -675,12 +681,12 @@ static PyObject *run(ModuleObject *m, const Views *v, Bound *b, DevStream stream
     }
     if (st->has_checked_k) {
         restored = true;
-        if (!call_restore_written(st, b, saved, kline, b->domain[2])) goto done;
+        if (!call_restore_written(st, b, saved, kline, b->domain[2], bound_info)) goto done;
     }
     if (b->exec_info && !fill_exec_info(m, b, t0, t1, t2)) goto done;
     result = Py_NewRef(Py_None);
 done:
-    if (!restored) call_restore_written(st, b, saved, 0, 0); /* releases the copies */
+    if (!restored) call_restore_written(st, b, saved, 0, 0, NULL); /* releases the copies */
     if (L.rt) {
         char ignored[256];
         if (!ok) rt_sync_stream(L.rt, L.stream, ignored, sizeof ignored); /* nothing queued still uses them */

@@ -653,7 +653,8 @@ static void visit_indices(KCtx *c, const Expr *e) {
         break;
     case E_CALL:
         for (int i = 0; i < e->call.nargs; i++) visit_indices(c, e->call.args[i]);
-        if (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND) {
+        /* a checked level bound (computed from values the stencil writes) is the kernel's */
+        if (e->call.fn == FN_DATA_INDEX || (e->call.fn == FN_LEVEL_BOUND && !e->call.checked)) {
             const Stmt *s = c->stmt;
             for (int b = 0; b < (s->nboxes ? s->nboxes : 1) && !c->failed; b++) {
                 const Box *box = s->nboxes ? &s->boxes[b] : NULL;
@@ -766,10 +767,11 @@ static void mark_field(void *ctx, Expr *e) {
 
 /* Marks the fields an offset, index or bound computed on the host reads: every field inside a
  * variable K offset (a checked one included: a superset costs a copy, never a check) and
- * inside a __data_index or __level_bound argument. */
+ * inside a __data_index or __level_bound argument (but a checked bound's: the kernel's). */
 static void mark_expr(void *ctx, Expr *e) {
     if (e->kind == E_FIELD && e->field.kexpr) expr_visit_fields(e->field.kexpr, mark_field, ctx);
-    if (e->kind == E_CALL && (e->call.fn == FN_DATA_INDEX || e->call.fn == FN_LEVEL_BOUND))
+    if (e->kind == E_CALL && (e->call.fn == FN_DATA_INDEX ||
+                              (e->call.fn == FN_LEVEL_BOUND && !e->call.checked)))
         expr_visit_fields(e->call.args[0], mark_field, ctx);
 }
 
@@ -796,4 +798,49 @@ bool kbounds_reads_fields(const Stencil *st, bool *reads) {
     bool any = false;
     for (int p = 0; p < st->nparams; p++) any = any || reads[p];
     return any;
+}
+
+/* ---- a bound the kernel checked -------------------------------------------------------- */
+
+typedef struct {
+    int line;
+    const Symbol *from;
+} BoundAt;
+
+static void find_checked_bound(void *ctx, Expr *e) {
+    BoundAt *at = ctx;
+    if (at->from == NULL && e->kind == E_CALL && e->call.fn == FN_LEVEL_BOUND && e->call.checked &&
+        e->line == at->line)
+        at->from = e->call.from;
+}
+
+static void find_in_stmts(const StmtList *l, BoundAt *at) {
+    for (int i = 0; i < l->n && at->from == NULL; i++) {
+        Stmt *s = l->items[i];
+        expr_visit(s->guard, find_checked_bound, at);
+        if (s->kind == S_ASSIGN) expr_visit(s->assign.value, find_checked_bound, at); /* a mask */
+        if (s->kind == S_WHILE) {
+            expr_visit(s->while_.cond, find_checked_bound, at);
+            find_in_stmts(&s->while_.body, at);
+        }
+    }
+}
+
+bool kbounds_checked_bound_error(const Stencil *st, int64_t line, int64_t nk, const int64_t *info) {
+    BoundAt at = {(int)line, NULL};
+    for (int c = 0; c < st->ncomps && at.from == NULL; c++)
+        for (int i = 0; i < st->comps[c].nintervals && at.from == NULL; i++)
+            find_in_stmts(&st->comps[c].intervals[i].body, &at);
+    const char *what = at.from && at.from->kind == SYM_TEMP ? "the temporary" : "the field";
+    char where[96] = "a level in some column";
+    if (info)
+        snprintf(where, sizeof where, "level %lld in column (%lld, %lld) of the domain",
+                 (long long)info[2], (long long)info[0], (long long)info[1]);
+    PyErr_Format(PyExc_ValueError,
+                 "the interval bound on line %lld, computed from %s '%s' the stencil writes, is "
+                 "%s, outside the domain's levels [0, %lld]: the interval would silently run "
+                 "on fewer levels than asked for; the call was undone (every array it wrote "
+                 "was restored)",
+                 (long long)line, what, at.from ? at.from->name : "?", where, (long long)nk);
+    return false;
 }

@@ -28,4 +28,10 @@ bool kbounds_check(const Stencil *st, PyObject *const *values, const int64_t (*o
  * whether there is any. */
 bool kbounds_reads_fields(const Stencil *st, bool *reads);
 
+/* The ValueError of an interval bound the kernel checked (a level computed from values the
+ * stencil writes, GT_NOTE_LEVEL_BOUND) that was outside [0, nk] on line `line`: names the
+ * temporary or field it is computed from and, from info (NULL: unknown), the column (i, j)
+ * and the level. Returns false. */
+bool kbounds_checked_bound_error(const Stencil *st, int64_t line, int64_t nk, const int64_t *info);
+
 #endif

@@ -84,6 +84,9 @@ static PyObject *export_expr(const Expr *e) {
             }
             PyList_SET_ITEM(args, i, a);
         }
+        if (args && e->call.checked) /* then: the line of the check and what it reads */
+            return Py_BuildValue("(sssNis)", "call", t, builtin_name(e->call.fn), args, e->line,
+                                 e->call.from->name);
         return args ? Py_BuildValue("(sssN)", "call", t, builtin_name(e->call.fn), args) : NULL;
     }
     case E_CAST: {

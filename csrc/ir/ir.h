@@ -151,7 +151,8 @@ typedef enum {
     /* __level_bound(level): a level given by an IJ field as an interval bound (the frontend
      * writes it for interval(0, top)); its value is level, and the call checks
      * 0 <= level <= nk wherever the statement runs (call/kbounds.c), so that no column is
-     * silently cut at the domain's edge. */
+     * silently cut at the domain's edge. A level computed from values the stencil writes (an
+     * IJ temporary, a written IJ field) is checked by the kernel instead (call.checked). */
     FN_LEVEL_BOUND, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
@@ -193,10 +194,20 @@ struct Expr {
             Builtin fn;
             int nargs;
             Expr *args[GT_MAX_ARGS];
+            /* FN_LEVEL_BOUND computed from values the stencil writes: the call cannot check
+             * it before running, so the kernel checks 0 <= level <= nk where it evaluates it
+             * and notes the line (GT_NOTE_LEVEL_BOUND) on failure; from is the temporary or
+             * field it is computed from, named by the error (types.c) */
+            bool checked;
+            const Symbol *from;
         } call;
         Expr *cast; /* operand of E_CAST; the target is `type` */
     };
 };
+
+/* The note of a failed in-kernel check (codegen.h) is the line, plus the argument's index + 1
+ * shifted left by 32 for a checked read; this bit marks a checked interval bound instead. */
+#define GT_NOTE_LEVEL_BOUND (1ULL << 62)
 
 typedef struct AxisBound {
     int level; /* 0: start of the domain, 1: end */

@@ -98,6 +98,8 @@ static void expr(Ser *S, const Expr *e) {
         break;
     case E_CALL:
         sb_printf(o, "%s %d ", builtin_name(e->call.fn), e->call.nargs);
+        /* a checked bound's failure names its line, as a checked level's (above) */
+        if (e->call.checked) sb_printf(o, "!L%d ", e->line);
         for (int i = 0; i < e->call.nargs; i++)
             expr(S, e->call.args[i]);
         break;

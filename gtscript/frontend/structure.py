@@ -230,7 +230,8 @@ class _Structure:
             if len(bound) == 4 and bound[3] == "field":
                 level = ("binop", *pos, "+", ("name", *pos, bound[2]), ("const", *pos, bound[1]))
                 # the call checks the level is one of the domain's (0 <= level <= nk) before
-                # anything runs: a column is never silently cut at the domain's edge
+                # anything runs, the kernel where it evaluates a level computed from values
+                # the stencil writes: a column is never silently cut at the domain's edge
                 level = ("call", *pos, "__level_bound", [level])
                 guards.append(("cmp", *pos, "<" if is_end else ">=", ("kindex", *pos), level))
         if guards:
@@ -291,7 +292,8 @@ class _Structure:
     def runtime_interval_bound(self, scope: _Scope, node: ast.expr) -> tuple | None:
         """``(0, offset, name)`` for a run-time bound: an integer scalar parameter ``name``
         (plus or minus a compile-time integer), counted from the bottom of the domain as in
-        GT4Py; None for anything else (a compile-time bound)."""
+        GT4Py; ``(0, offset, name, "field")`` for an integer IJ field or IJ temporary (a level
+        per column); None for anything else (a compile-time bound)."""
         offset, name_node = 0, node
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for name_node, other in ((node.left, node.right), (node.right, node.left)):
@@ -327,22 +329,23 @@ class _Structure:
                 index,
             )
         if param is None:
-            raise scope.error(
-                GTScriptSyntaxError,
-                f"interval bound {name_node.id!r} is a temporary: a run-time bound must be an "
-                f"integer scalar parameter or an integer IJ field parameter (GT4Py's debug "
-                f"backend also takes an IJ temporary; gtscript does not, as the call could not "
-                f"check its levels before running)",
-                name_node,
-            )
+            # a temporary (GT4Py's debug backend takes an IJ one): its levels are known only
+            # while the stencil runs, so the kernel checks them (csrc/analysis/types.c), which
+            # also refuses a temporary that is not an integer IJ one
+            return (0, offset, name_node.id, "field")
         if param[0] == "field":
             # ("field", name, dtype, axes, data_dims)
             if param[3] != "IJ" or param[4] or param[2] not in _INT_DTYPES:
+                why = ""
+                if param[3] == "IJ" and not param[4]:  # a float (or bool) IJ field
+                    why = (f" (GT4Py's debug backend truncates a float bound toward zero, and "
+                           f"NaN or inf is no level at all: convert it in a computation before, "
+                           f"t: Field[IJ, np.int64] = {name_node.id}, and bound by t)")
                 raise scope.error(
                     GTScriptSyntaxError,
                     f"interval bound {name_node.id!r} is a field of axes {param[3] or '()'} and "
                     f"dtype {param[2]}: a field bound must be an integer IJ field (one level per "
-                    f"column) without data dimensions",
+                    f"column) without data dimensions{why}",
                     name_node,
                 )
             return (0, offset, name_node.id, "field")

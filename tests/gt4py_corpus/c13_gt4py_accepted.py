@@ -1,5 +1,5 @@
-"""Constructs of GT4Py's own test suite that GT4Py 1.1 accepts: an indexed IJ field as an
-interval bound, ``f[...]``, ``dtypes=`` naming Field types and keyed by Python types, and a
+"""Constructs of GT4Py's own test suite that GT4Py 1.1 accepts: an indexed IJ field or an IJ
+temporary as an interval bound, ``f[...]``, ``dtypes=`` naming Field types and keyed by Python types, and a
 definition made with exec() that carries its source in ``__exec_source__``."""
 
 import importlib.metadata
@@ -68,6 +68,17 @@ def bound_indexed_off_centre(a: Field[np.float64], idx: Field[IJ, np.int64], out
 
 
 CASES.append(Case(bound_indexed_off_centre, expect="reject", oracle="debug"))
+
+
+def bound_ij_temporary(a: Field[np.float64], idx: Field[IJ, np.int64], out: Field[np.float64]):
+    with computation(FORWARD), interval(0, 1):
+        t: Field[IJ, np.int64] = idx
+    with computation(PARALLEL), interval(0, t):
+        out = a * 2.0 + 1.0
+
+
+CASES.append(Case(bound_ij_temporary, arrays={"idx": k_index()}, oracle="debug",
+                  needs="interval(0, t) with t an IJ temporary"))
 
 
 # ---- f[...]: the field at the point itself

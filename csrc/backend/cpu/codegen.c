@@ -323,6 +323,50 @@ static LLVMValueRef emit_cmp(CG *g, const Expr *e) {
     return LLVMBuildICmp(g->b, t == DT_BOOL ? up[e->op.op - OP_LT] : sp[e->op.op - OP_LT], x, y, "");
 }
 
+/* Where ok is false, notes `note` in the flag the call reads after the run (a checked K
+ * level or interval bound, checked_level) and returns from the part at once. The thread
+ * whose note stays also stores `info` (NULL: nothing) in the three words after the fields'
+ * levels (codegen.h). */
+static void note_unless(CG *g, LLVMValueRef ok, unsigned long long note, const LLVMValueRef *info) {
+    LLVMBuilderRef b = g->b;
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kout");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kok");
+    LLVMBuildCondBr(b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(b, bad);
+    /* the first note stays (threads may note at once: compare-and-swap from 0) */
+    LLVMValueRef res =
+        LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), LLVMConstInt(g->i64, note, 0),
+                               LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    if (info) {
+        LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kfirst");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kdone");
+        LLVMBuildCondBr(b, LLVMBuildExtractValue(b, res, 1, "won"), first, done);
+        LLVMPositionBuilderAtEnd(b, first);
+        for (int w = 0; w < 3; w++) {
+            LLVMValueRef off = cg_c64(g, 8LL * (g->st->nscalars + 2 + 2LL * g->st->nfields + w));
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(b, g->i8, g->scalars_arg, &off, 1, "");
+            LLVMSetAlignment(LLVMBuildStore(b, info[w], p), 8);
+        }
+        LLVMBuildBr(b, done);
+        LLVMPositionBuilderAtEnd(b, done);
+    }
+    LLVMBuildRetVoid(b);
+    LLVMPositionBuilderAtEnd(b, cont);
+}
+
+/* An interval bound computed from values the stencil writes (call.checked): a level of the
+ * domain, 0 <= level <= nk (nk itself: an empty interval above, a whole column below), else
+ * noted as checked_level notes a K level, marked GT_NOTE_LEVEL_BOUND, with the column and
+ * the level for the error. */
+static LLVMValueRef checked_bound(CG *g, LLVMValueRef level, int line) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, cg_c64(g, 0), ""),
+                                   LLVMBuildICmp(b, LLVMIntSLE, level, g->nk, ""), "bin");
+    LLVMValueRef info[3] = {g->i, g->j, level};
+    note_unless(g, ok, (unsigned long long)(line > 0 ? line : 1) | GT_NOTE_LEVEL_BOUND, info);
+    return level;
+}
+
 static LLVMValueRef emit_call(CG *g, const Expr *e) {
     LLVMValueRef a[GT_MAX_ARGS];
     for (int i = 0; i < e->call.nargs; i++) a[i] = cg_emit_expr(g, e->call.args[i]);
@@ -371,7 +415,8 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];
     case FN_ISNAN: return LLVMBuildFCmp(b, LLVMRealUNO, a[0], a[0], "");
     case FN_DATA_INDEX: return a[0]; /* checked by the call before the kernel runs */
-    case FN_LEVEL_BOUND: return a[0]; /* checked by the call before the kernel runs */
+    case FN_LEVEL_BOUND: /* checked by the call before the kernel runs, or (checked) here */
+        return e->call.checked ? checked_bound(g, a[0], e->line) : a[0];
     case FN_ISINF:
     case FN_ISFINITE: {
         LLVMValueRef m = intrinsic(g, "llvm.fabs", t, a, 1);
@@ -415,15 +460,7 @@ static LLVMValueRef checked_level(CG *g, LLVMValueRef level, int line, const Sym
     }
     LLVMValueRef ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGE, level, lo, ""),
                                    LLVMBuildICmp(b, LLVMIntSLT, level, hi, ""), "kin");
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kout");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "kok");
-    LLVMBuildCondBr(b, ok, cont, bad);
-    LLVMPositionBuilderAtEnd(b, bad);
-    /* the first note stays (threads may note at once: compare-and-swap from 0) */
-    LLVMBuildAtomicCmpXchg(b, g->kflag, cg_c64(g, 0), LLVMConstInt(g->i64, note, 0),
-                           LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildRetVoid(b);
-    LLVMPositionBuilderAtEnd(b, cont);
+    note_unless(g, ok, note, NULL);
     return level;
 }
 

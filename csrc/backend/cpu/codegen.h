@@ -17,7 +17,9 @@
  *                 argument's index + 1 shifted left by 32 for a read;
  *                 then a GtLoopWatch * (below); then, in stencils with checked K levels,
  *                 two words per field slot: the levels [lo, hi) its array holds, counted
- *                 from the domain's first level (what a checked read may read)
+ *                 from the domain's first level (what a checked read may read); then three
+ *                 words the kernel sets with a note marked GT_NOTE_LEVEL_BOUND (ir.h): the
+ *                 column (i, j) and the level of the interval bound outside the domain
  * tile[0..3]      i0, i1, j0, j1: the part of the I-J domain this call computes
  * tile[4]         flags: GT_TILE_STREAM, stores into the fields the stencil only writes may
  *                 bypass the caches (stream.h)

@@ -29,6 +29,7 @@ typedef struct W {
     const char *v_ni, *v_nj, *v_nk, *v_swap, *v_ti, *v_tj, *v_bi, *v_bj, *v_i0, *v_j0, *v_nit,
         *v_njt, *v_first_i, *v_last_i, *v_first_j, *v_last_j, *v_blin, *v_kb, *v_ke, *v_kchunk;
     const char *v_stop, *v_spin;
+    char bound_tail[160]; /* bound_check's text */
     const char **ptr;                   /* per slot */
     const char *(*stride)[GT_STRIDES];  /* per slot */
     const char **scal;                  /* per scalar slot */
@@ -333,7 +334,23 @@ static const char *read_access(void *ctx, const Expr *e) {
 
 static const char *level_name(void *ctx) { return ((W *)ctx)->k; }
 
-static ExprWriter writer(W *w) { return (ExprWriter){w, read_access, scalar_name, level_name}; }
+/* A checked interval bound's level must be one of the domain's, 0 <= level <= nk; on failure
+ * the note marks it GT_NOTE_LEVEL_BOUND, the column and the level go to the three words
+ * after the fields' levels (cudagen.h) and the level is 0 (the call is undone anyway). */
+static const char *bound_check(void *ctx, const Expr *call) {
+    W *w = ctx;
+    unsigned long long note =
+        (unsigned long long)(call->line > 0 ? call->line : 1) | GT_NOTE_LEVEL_BOUND;
+    int flag = 8 * w->st->nscalars, info = 8 * (w->st->nscalars + 1 + 2 * w->st->nfields);
+    snprintf(w->bound_tail, sizeof w->bound_tail,
+             ", %s, gt_scalars + %d, gt_scalars + %d, %lluULL, &%s, %s, %s", nk(w), flag, info,
+             note, stop_flag(w), w->i, w->j);
+    return w->bound_tail;
+}
+
+static ExprWriter writer(W *w) {
+    return (ExprWriter){w, read_access, scalar_name, level_name, bound_check};
+}
 
 /* Writes the C text of e into a fresh buffer (loads are issued as FETCH lines). */
 static char *expr_text(W *w, const Expr *e) {

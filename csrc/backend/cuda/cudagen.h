@@ -13,7 +13,8 @@
  * scalars        one 8-byte slot per scalar parameter; then, in stencils with checked K levels
  *                (computed from values the stencil writes), the word a failed check sets (as
  *                on the cpu: backend/cpu/codegen.h) and two words per field slot, the levels
- *                [lo, hi) its array holds counted from the domain's first
+ *                [lo, hi) its array holds counted from the domain's first, then the column
+ *                (i, j) and the level of a checked interval bound outside the domain
  * klo, khi       the K levels this launch computes (all levels, or one for level-by-level
  *                launches)
  * The source is also valid C, so a host compiler can run it against an emulation header.

@@ -212,8 +212,17 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
         emit(x, sb, a);
         sb_puts(sb, ")");
         return;
-    case FN_DATA_INDEX: /* checked by the call before the kernel runs */
     case FN_LEVEL_BOUND:
+        if (e->call.checked) { /* computed from values the stencil writes: checked here */
+            sb_puts(sb, "gt_kbound((long long)");
+            emit(x, sb, a);
+            sb_puts(sb, x->bound_check(x->ctx, e));
+            sb_puts(sb, ")");
+            return;
+        }
+        emit(x, sb, a); /* checked by the call before the kernel runs */
+        return;
+    case FN_DATA_INDEX: /* checked by the call before the kernel runs */
         emit(x, sb, a);
         return;
     case FN_ISINF: snprintf(fn, sizeof fn, "gt_isinf_%s", sfx(t)); break;

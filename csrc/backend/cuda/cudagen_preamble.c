@@ -37,6 +37,21 @@ static const char HEAD[] =
     "    *stop = true;\n"
     "    return k;\n"
     "}\n"
+    /* an interval bound computed from values the stencil writes: outside [0, nk] the first
+     * note is kept as gt_klevel keeps it, with the column and the level in info, and the
+     * level is 0 (the call undoes itself) */
+    "GT_DEV long long gt_kbound(long long lv, long long nk, const char *flag, const char *info,\n"
+    "                           unsigned long long note, bool *stop, long long i, long long j) {\n"
+    "    if (lv >= 0 && lv <= nk) return lv;\n"
+    "    if (atomicCAS((unsigned long long *)flag, 0ULL, note) == 0ULL) {\n"
+    "        long long *w = (long long *)info;\n"
+    "        w[0] = i;\n"
+    "        w[1] = j;\n"
+    "        w[2] = lv;\n"
+    "    }\n"
+    "    *stop = true;\n"
+    "    return 0;\n"
+    "}\n"
     /* whether a check failed on any thread (loops look every 1024 iterations) */
     "GT_DEV bool gt_checked_failed(const char *flag) {\n"
     "    return *(const volatile unsigned long long *)flag != 0ULL;\n"
