@@ -124,7 +124,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_duck_arrays.py tests/test_function_writethrough.py \
   tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
   tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py \
-  tests/test_aliased_calls.py tests/test_unused_arguments.py
+  tests/test_aliased_calls.py tests/test_unused_arguments.py tests/test_threads.py
 SANITIZE_K ?= (not test_gtscript_agrees_with_gt4py or c06_regions) and not process_pools \
   and not eight_processes_building
 ifeq ($(FULL),1)

@@ -22,11 +22,12 @@ except ModuleNotFoundError as _exc:
 
 import types  # noqa: F401 - GT4Py's gtscript module has the name (NDSL imports it from there)
 
-from . import _core, buildlog, cache, config, lang, storage
+from . import _core, buildlog, cache, config, lang, storage, threads
 
 config.check_environment()  # a value gtscript would not read as meant warns (docs/configuration.md)
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function, lazy_function
+from .threads import get_num_threads, set_num_threads
 from .lang import (
     BACKWARD,
     FORWARD,
@@ -111,6 +112,8 @@ __all__ = [
     "stencil",
     "lazy_stencil",
     "build_all",
+    "set_num_threads",
+    "get_num_threads",
     "function",
     "lazy_function",
     "Field",
