@@ -5,6 +5,7 @@ definitions run unchanged apart from their import lines.
 """
 
 import importlib as _importlib
+import typing as _typing
 
 from ._version import __version__
 
@@ -31,18 +32,9 @@ from .threads import get_num_threads, set_num_threads
 from .lang import (
     BACKWARD,
     FORWARD,
-    IJ,
-    IJK,
-    IK,
-    JK,
     PARALLEL,
     AxisIndex,
     AxisInterval,
-    Field,
-    GlobalTable,
-    I,
-    J,
-    K,
     Sequence,
     __externals__,
     __gtscript__,
@@ -99,6 +91,11 @@ from .lang import (
     tanh,
     trunc,
 )
+
+if _typing.TYPE_CHECKING:  # what type checkers see: annotation names (gtscript/_typing.pyi)
+    from ._typing import IJ, IJK, IK, JK, Field, GlobalTable, I, J, K
+else:
+    from .lang import IJ, IJK, IK, JK, Field, GlobalTable, I, J, K
 
 try:  # the stencil decorator lives next to the C core's Python wrapper
     from .stencil import build_all, lazy_stencil, stencil

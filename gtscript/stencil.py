@@ -22,7 +22,7 @@ import time
 import warnings
 
 from collections.abc import Callable, Mapping
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, Union, overload
 
 import numpy as np
 
@@ -36,6 +36,13 @@ from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 from .storage import GT4PY_BACKENDS
 
 BACKENDS = ("cpu", "numpy", "cuda")
+
+#: What a call's ``domain`` may be, for type checkers: three whole numbers (a tuple, a list or
+#: an array); a tuple of another length is reported (docs/api.md#type-checking).
+Domain = Union[tuple[SupportsIndex, SupportsIndex, SupportsIndex], list[SupportsIndex], np.ndarray]
+#: What a call's ``origin`` may be: as ``Domain``, or a dict of them by field name.
+Origin = Union[Domain, Mapping[str, Union[tuple[SupportsIndex, ...], list[SupportsIndex],
+                                          np.ndarray]]]
 
 #: Options that change the generated code (part of the cache key).
 _CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
@@ -145,6 +152,14 @@ class Stencil(_core.Module):
     """
 
     __signature__ = _CallSignature()
+
+    if TYPE_CHECKING:  # the call as type checkers see it (the C core binds it: docs/calling.md)
+        # origin and domain are checked (a 2-tuple is reported); the others take Any so that
+        # a call spreading a dict of options, st(a, b, **options), is not reported for them
+        def __call__(self, *fields_and_scalars: Any, origin: Origin | None = None,
+                     domain: Domain | None = None, validate_args: Any = True,
+                     exec_info: Any = None, global_origin: Any = None,
+                     global_domain: Any = None, **by_name: Any) -> None: ...
 
     def ir(self) -> str:
         """The analysed IR, as text: what the backends compile, each statement with its
