@@ -183,16 +183,20 @@ bench: build
 
 build: $(CORE_STAMP)
 
+# LLVM 19's development files: found, or installed with apt-get as root (part of the first
+# install step, so a later make says nothing of it)
 llvm:
-	@if command -v llvm-config-19 >/dev/null 2>&1; then \
-	  echo "LLVM 19: found ($$(llvm-config-19 --prefix))"; \
-	elif [ "$$(id -u)" = 0 ]; then \
-	  $(call timed,LLVM 19: installing llvm-19-dev with apt-get (log: build/llvm.log),\
-	    mkdir -p build && { apt-get update && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y llvm-19-dev; } >build/llvm.log 2>&1 || { tail -20 build/llvm.log; exit 1; }); \
-	else \
-	  echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
-	fi
+	@$(LLVM_CHECK)
+
+LLVM_CHECK = if command -v llvm-config-19 >/dev/null 2>&1; then \
+    echo "LLVM 19: found ($$(llvm-config-19 --prefix))"; \
+  elif [ "$$(id -u)" = 0 ]; then \
+    $(call timed,LLVM 19: installing llvm-19-dev with apt-get (log: build/llvm.log),\
+      mkdir -p build && { apt-get update && DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y llvm-19-dev; } >build/llvm.log 2>&1 || { tail -20 build/llvm.log; exit 1; }); \
+  else \
+    echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
+  fi
 
 $(VPY):
 	@$(call timed,Python: creating $(VENV) with $(PYTHON) ($$($(PYTHON) -V 2>&1)),$(PYTHON) -m venv $(VENV))
@@ -201,8 +205,9 @@ $(VPY):
 # gtscript's dependencies (numpy), and a .pth file that puts this checkout on the venv's path:
 # the package runs from the sources, with the core `make build` puts next to them (an
 # installed gtscript, such as an editable install of an older checkout, is removed first).
-$(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
+$(STAMP): pyproject.toml .ci/requirements.py | $(VPY)
 	@mkdir -p build
+	@$(LLVM_CHECK)
 	@$(call timed,Python packages: numpy and the core's build tools into $(VENV) (log: build/install.log),\
 	  { $(VPY) -m pip install --disable-pip-version-check --upgrade pip numpy \
 	      'scikit-build-core>=0.10' 'cmake>=3.21' ninja && \
