@@ -22,7 +22,7 @@ import time
 import warnings
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, SupportsIndex, Union, overload
 
 import numpy as np
 
@@ -84,7 +84,12 @@ class _CallSignature:
         return signature
 
 
-class Stencil(_core.Module):
+#: The definition's parameters, carried by the Stencil type for gtscript.mypy_plugin, which
+#: types a call with them (docs/api.md#type-checking).
+_P = ParamSpec("_P")
+
+
+class Stencil(_core.Module, Generic[_P]):
     """A compiled stencil, as :func:`stencil` returns it.
 
     Call it on arrays: ``st(*fields_and_scalars, origin=None, domain=None,
@@ -682,7 +687,7 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     ``say_warnings`` is false: an unpickled stencil's were said where it was built)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
-    module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
+    module: Stencil[...] = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
     # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
     # re-decoration served from the cache says them again. The C core hands them over rather
     # than issuing them (no warnings.catch_warnings around a build that releases the GIL).
@@ -695,17 +700,18 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
 
 
 @overload
-def stencil(backend: Callable[..., Any], definition: None = None, *,
+def stencil(backend: Callable[_P, Any], definition: None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Stencil: ...
+            name: str | None = None, **options: Any) -> Stencil[_P]: ...
 @overload
-def stencil(backend: str | None, definition: Callable[..., Any], *,
+def stencil(backend: str | None, definition: Callable[_P, Any], *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Stencil: ...
+            name: str | None = None, **options: Any) -> Stencil[_P]: ...
 @overload
 def stencil(backend: str | None = None, definition: None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Callable[[Callable[..., Any]], Stencil]: ...
+            name: str | None = None,
+            **options: Any) -> Callable[[Callable[_P, Any]], Stencil[_P]]: ...
 def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
             name: str | None = None, **options: Any) -> Any:
