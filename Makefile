@@ -1,6 +1,9 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11:
-#   make run   - install what is missing, build, run examples/quickstart.py
-#   make test  - install what is missing, build, run the test suite
+#   make run   - install what running needs (LLVM 19, a .venv with numpy and the core's build
+#                tools), build the C core, run examples/quickstart.py; each step says what it
+#                does and how long it took
+#   make test  - the same, plus the test tools (the test, mpi, cuda, docs and wheel extras of
+#                pyproject.toml, a second stamp), then the test suite
 #   make test-sanitize - a broad part of the test suite again (FULL=1: all of it), on a copy
 #                        of the C core built with ASan + UBSan
 #   make docs  - build the documentation site into build/docs/html (Sphinx, -W: warnings fail)
@@ -10,6 +13,13 @@ PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+# the extras `make test` installs on top of what running needs (the docs site, the wheel and
+# the cuda generator's NVRTC are tested too)
+TEST_EXTRAS := test mpi cuda docs wheel
+# a step's line, then its time: $(call timed,what,commands) (a comma in them: $(comma))
+comma := ,
+timed = t0=$$(date +%s); printf '%s ... ' "$(1)"; { $(2); } && echo "done in $$(( $$(date +%s) - t0 )) s"
 CORE_STAMP := build/.core-built
 CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 # The core's build (CMakeLists.txt) with the tools of the venv (cmake, ninja from the package
@@ -22,7 +32,7 @@ CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY)
 run: build
 	@$(VPY) examples/quickstart.py
 
-test: build browser
+test: build $(TEST_STAMP) browser
 	@$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # GT4Py 1.2.x needs Python 3.12: the tests that compare with GT4Py or go through its API run a
@@ -124,7 +134,7 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_duck_arrays.py tests/test_function_writethrough.py \
   tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
   tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py \
-  tests/test_aliased_calls.py tests/test_unused_arguments.py
+  tests/test_aliased_calls.py tests/test_unused_arguments.py tests/test_threads.py
 SANITIZE_K ?= (not test_gtscript_agrees_with_gt4py or c06_regions) and not process_pools \
   and not eight_processes_building
 ifeq ($(FULL),1)
@@ -153,7 +163,7 @@ test-sanitize: $(SAN_STAMP)
 	if [ $$status -ne 0 ]; then tail -50 $(SAN_LOGS)/stderr; fi; \
 	exit $$status
 
-$(SAN_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
+$(SAN_STAMP): $(TEST_STAMP) $(CSRC) CMakeLists.txt
 	@mkdir -p $(SAN_DIR)
 	@{ $(CMAKE) -S . -B $(SAN_DIR)/obj $(CMAKE_DEV) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	     -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_MODULE_LINKER_FLAGS="$(SAN_FLAGS)" && \
@@ -164,7 +174,7 @@ $(SAN_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 
 # The site: docs/*.md, the notebooks executed (their outputs cached in build/docs/.jupyter_cache,
 # so a rebuild runs only the notebooks that changed), the API reference from the docstrings.
-docs: build
+docs: build $(TEST_STAMP)
 	@$(VPY) -m sphinx -W --keep-going -q -b html -d build/docs/doctrees docs build/docs/html
 	@echo "docs: build/docs/html/index.html"
 
@@ -173,15 +183,20 @@ bench: build
 
 build: $(CORE_STAMP)
 
+# LLVM 19's development files: found, or installed with apt-get as root (part of the first
+# install step, so a later make says nothing of it)
 llvm:
-	@if ! command -v llvm-config-19 >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "Installing LLVM 19 development files (apt-get install -y llvm-19-dev)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm-19-dev >/dev/null; \
-	  else \
-	    echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
-	  fi; \
-	fi
+	@$(LLVM_CHECK)
+
+LLVM_CHECK = if command -v llvm-config-19 >/dev/null 2>&1; then \
+    echo "LLVM 19: found ($$(llvm-config-19 --prefix))"; \
+  elif [ "$$(id -u)" = 0 ]; then \
+    $(call timed,LLVM 19: installing llvm-19-dev with apt-get (log: build/llvm.log),\
+      mkdir -p build && { apt-get update && DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y llvm-19-dev; } >build/llvm.log 2>&1 || { tail -20 build/llvm.log; exit 1; }); \
+  else \
+    echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
+  fi
 
 # The headless browser tests/test_docs_browser.py reads the built site with (Selenium, from the
 # test extra, drives it): Debian's Chromium and its WebDriver, installed when missing.
@@ -196,32 +211,43 @@ browser:
 	fi
 
 $(VPY):
-	@$(PYTHON) -m venv $(VENV)
+	@$(call timed,Python: creating $(VENV) with $(PYTHON) ($$($(PYTHON) -V 2>&1)),$(PYTHON) -m venv $(VENV))
 
-# The venv gets the build tools and the dependencies of pyproject.toml (with the test, mpi and
-# cuda extras: CI compiles the cuda backend's PTX), and a .pth file that puts this checkout on
-# its path: the package runs from the sources, with the core `make build` puts next to them
-# (an installed gtscript, such as an editable install of an older checkout, is removed first).
-$(STAMP): pyproject.toml .ci/requirements.py | $(VPY) llvm
-	@echo "Installing gtscript's dependencies into $(VENV) (log: build/install.log)"
+# What running needs: the core's build requirements (scikit-build-core, CMake, Ninja) and
+# gtscript's dependencies (numpy), and a .pth file that puts this checkout on the venv's path:
+# the package runs from the sources, with the core `make build` puts next to them (an
+# installed gtscript, such as an editable install of an older checkout, is removed first).
+$(STAMP): pyproject.toml .ci/requirements.py | $(VPY)
 	@mkdir -p build
-	@{ $(VPY) -m pip install --disable-pip-version-check --upgrade pip numpy 'scikit-build-core>=0.10' \
-	     'cmake>=3.21' ninja && \
-	   $(VPY) .ci/requirements.py test mpi cuda docs wheel >build/requirements.txt && \
-	   $(VPY) -m pip install --disable-pip-version-check -r build/requirements.txt && \
-	   { $(VPY) -m pip uninstall --disable-pip-version-check -y gtscript || true; } && \
-	   $(VPY) -c "import pathlib, site; pathlib.Path(site.getsitepackages()[0], \
-	     'gtscript-checkout.pth').write_text('$(CURDIR)\n')"; \
-	 } >build/install.log 2>&1 || { tail -40 build/install.log; exit 1; }
+	@$(LLVM_CHECK)
+	@$(call timed,Python packages: numpy and the core's build tools into $(VENV) (log: build/install.log),\
+	  { $(VPY) -m pip install --disable-pip-version-check --upgrade pip numpy \
+	      'scikit-build-core>=0.10' 'cmake>=3.21' ninja && \
+	    $(VPY) .ci/requirements.py >build/requirements.txt && \
+	    $(VPY) -m pip install --disable-pip-version-check -r build/requirements.txt && \
+	    { $(VPY) -m pip uninstall --disable-pip-version-check -y gtscript || true; } && \
+	    $(VPY) -c "import pathlib; import site; pathlib.Path(site.getsitepackages()[0]$(comma) \
+	      'gtscript-checkout.pth').write_text('$(CURDIR)\n')"; \
+	  } >build/install.log 2>&1 || { echo; tail -40 build/install.log; exit 1; })
+	@touch $@
+
+# What the tests need on top: the extras TEST_EXTRAS (pytest, GT4Py as the oracle, mypy,
+# threadpoolctl, Sphinx and the notebook runner, mpi4py and MPICH, NVRTC, auditwheel).
+$(TEST_STAMP): $(STAMP) pyproject.toml .ci/requirements.py
+	@$(call timed,Python packages: the test tools into $(VENV) ($(TEST_EXTRAS) extras; log: build/install-test.log),\
+	  { $(VPY) .ci/requirements.py $(TEST_EXTRAS) >build/requirements-test.txt && \
+	    $(VPY) -m pip install --disable-pip-version-check -r build/requirements-test.txt; \
+	  } >build/install-test.log 2>&1 || { echo; tail -40 build/install-test.log; exit 1; })
 	@touch $@
 
 # The in-place core the tests use: gtscript/_core*.so, built in build/core (kept between runs,
 # so only changed sources recompile; a `pip install .` never reads it).
 $(CORE_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 	@mkdir -p build
-	@{ $(CMAKE) -S . -B build/core $(CMAKE_DEV) && $(CMAKE) --build build/core && \
-	   $(CMAKE) --install build/core --prefix $(CURDIR); \
-	 } >build/core.log 2>&1 || { cat build/core.log; exit 1; }
+	@$(call timed,C core: building gtscript/_core (log: build/core.log),\
+	  { $(CMAKE) -S . -B build/core $(CMAKE_DEV) && $(CMAKE) --build build/core && \
+	    $(CMAKE) --install build/core --prefix $(CURDIR); \
+	  } >build/core.log 2>&1 || { echo; cat build/core.log; exit 1; })
 	@touch $@
 
 # A relocatable wheel in dist/: built without build isolation by the venv's scikit-build-core
@@ -229,7 +255,7 @@ $(CORE_STAMP): $(STAMP) $(CSRC) CMakeLists.txt
 # into gtscript.libs/ and points the core at them. Its platform tag is the oldest the build
 # machine's glibc and libstdc++ allow (a manylinux_2_28 wheel needs a build on a glibc 2.28
 # system, such as the manylinux_2_28 image; see CONTRIBUTING.md).
-wheel: $(STAMP)
+wheel: $(TEST_STAMP)
 	@rm -rf build/wheel && mkdir -p build/wheel dist
 	@{ $(VPY) -m pip wheel --disable-pip-version-check --no-deps --no-build-isolation \
 	     -w build/wheel . && \
@@ -242,7 +268,7 @@ wheel: $(STAMP)
 # GT4Py's backend-parametrised tests with the gtscript backends added (long; not in make test):
 # GT4Py's StencilTestSuite suites, and GT4Py's own test files where GT4PY_SOURCE names a GT4Py
 # source tree (its sdists ship no tests). See tests/gt4py_upstream/run_upstream.py.
-gt4py-upstream: build
+gt4py-upstream: build $(TEST_STAMP)
 	@$(VPY) tests/gt4py_upstream/run_upstream.py $(if $(GT4PY_SOURCE),--source $(GT4PY_SOURCE))
 
 wheel-test: wheel

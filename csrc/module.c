@@ -567,14 +567,29 @@ static PyObject *core_target(PyObject *self, PyObject *unused) {
 }
 
 /* The size of the thread pool calls run on (GTSCRIPT_NUM_THREADS, else the CPUs this process
- * may run on), fixed at its first use. */
+ * may run on, read at its first use; set_num_threads changes it). */
 static PyObject *core_num_threads(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(pool_threads());
+}
+
+/* set_num_threads(n): n a whole number 1..256 (gtscript.set_num_threads checks it and says
+ * why; here only what the pool cannot take is refused). Takes effect at the next call. */
+static PyObject *core_set_num_threads(PyObject *self, PyObject *arg) {
+    int overflow = 0;
+    long n = PyLong_AsLongAndOverflow(arg, &overflow);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (overflow != 0 || n < 1 || n > POOL_MAX) {
+        PyErr_Format(PyExc_ValueError, "set_num_threads: n must be between 1 and %d", POOL_MAX);
+        return NULL;
+    }
+    pool_set_threads((int)n);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef core_methods[] = {
     {"target", core_target, METH_NOARGS, "The host target the cpu backend compiles for."},
     {"num_threads", core_num_threads, METH_NOARGS, "Threads a call may use."},
+    {"set_num_threads", core_set_num_threads, METH_O, "Sets the threads the next calls may use."},
     {"nvrtc", cuda_nvrtc, METH_NOARGS, "NVRTC's version, loading it (RuntimeError: not found)."},
     {NULL, NULL, 0, NULL},
 };

@@ -5,6 +5,7 @@ definitions run unchanged apart from their import lines.
 """
 
 import importlib as _importlib
+import typing as _typing
 
 from ._version import __version__
 
@@ -22,26 +23,18 @@ except ModuleNotFoundError as _exc:
 
 import types  # noqa: F401 - GT4Py's gtscript module has the name (NDSL imports it from there)
 
-from . import _core, buildlog, cache, config, lang, storage
+from . import _core, buildlog, cache, config, lang, storage, threads
 
 config.check_environment()  # a value gtscript would not read as meant warns (docs/configuration.md)
 from .errors import GTScriptDefinitionError, GTScriptSemanticError, GTScriptSyntaxError
 from .frontend import function, lazy_function
+from .threads import get_num_threads, set_num_threads
 from .lang import (
     BACKWARD,
     FORWARD,
-    IJ,
-    IJK,
-    IK,
-    JK,
     PARALLEL,
     AxisIndex,
     AxisInterval,
-    Field,
-    GlobalTable,
-    I,
-    J,
-    K,
     Sequence,
     __externals__,
     __gtscript__,
@@ -99,6 +92,11 @@ from .lang import (
     trunc,
 )
 
+if _typing.TYPE_CHECKING:  # what type checkers see: annotation names (gtscript/_typing.pyi)
+    from ._typing import IJ, IJK, IK, JK, Field, GlobalTable, I, J, K
+else:
+    from .lang import IJ, IJK, IK, JK, Field, GlobalTable, I, J, K
+
 try:  # the stencil decorator lives next to the C core's Python wrapper
     from .stencil import build_all, lazy_stencil, stencil
 except ModuleNotFoundError as _exc:  # only while gtscript/stencil.py is not written yet
@@ -111,6 +109,8 @@ __all__ = [
     "stencil",
     "lazy_stencil",
     "build_all",
+    "set_num_threads",
+    "get_num_threads",
     "function",
     "lazy_function",
     "Field",

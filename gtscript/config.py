@@ -55,7 +55,8 @@ VARIABLES: tuple[Variable, ...] = (
              "stencils kept in memory (the decorator's table and the core's), least recently "
              "used dropped", "a whole number >= 0", _count(0)),
     Variable("GTSCRIPT_NUM_THREADS", "the CPUs the process may run on (at most 256)",
-             "threads a cpu call may use; read once, at the first call", "a whole number >= 1",
+             "threads a cpu call may use (read at the first call; gtscript.set_num_threads "
+             "and threadpoolctl change it at run time)", "a whole number >= 1",
              _count(1)),
     Variable("GTSCRIPT_TILE_SIZE", "chosen per call",
              "cpu tiles as TIxTJ points (measurements, tests; no plan tuning then); never for "

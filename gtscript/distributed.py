@@ -17,6 +17,7 @@ import hashlib
 import os
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
@@ -948,7 +949,8 @@ DEFAULT_METHOD = "datatype"
 # ---- one build for all ranks
 
 
-def stencil(backend=None, definition=None, *, comm=None, root=0, **options):
+def stencil(backend: Any = None, definition: Any = None, *, comm: Any = None, root: int = 0,
+            **options: Any) -> Any:
     """Collective: :func:`gtscript.stencil` with one compile for all ranks of ``comm``
     (default ``COMM_WORLD``). ``root`` builds (or loads from its disk cache) and broadcasts
     the cache entry's files; every other rank writes them into its own disk cache (if the

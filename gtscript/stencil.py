@@ -22,7 +22,7 @@ import time
 import warnings
 
 from collections.abc import Callable, Mapping
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, SupportsIndex, Union, overload
 
 import numpy as np
 
@@ -36,6 +36,13 @@ from .info import AccessKind, DomainInfo, FieldInfo, ParameterInfo
 from .storage import GT4PY_BACKENDS
 
 BACKENDS = ("cpu", "numpy", "cuda")
+
+#: What a call's ``domain`` may be, for type checkers: three whole numbers (a tuple, a list or
+#: an array); a tuple of another length is reported (docs/api.md#type-checking).
+Domain = Union[tuple[SupportsIndex, SupportsIndex, SupportsIndex], list[SupportsIndex], np.ndarray]
+#: What a call's ``origin`` may be: as ``Domain``, or a dict of them by field name.
+Origin = Union[Domain, Mapping[str, Union[tuple[SupportsIndex, ...], list[SupportsIndex],
+                                          np.ndarray]]]
 
 #: Options that change the generated code (part of the cache key).
 _CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
@@ -77,7 +84,12 @@ class _CallSignature:
         return signature
 
 
-class Stencil(_core.Module):
+#: The definition's parameters, carried by the Stencil type for gtscript.mypy_plugin, which
+#: types a call with them (docs/api.md#type-checking).
+_P = ParamSpec("_P")
+
+
+class Stencil(_core.Module, Generic[_P]):
     """A compiled stencil, as :func:`stencil` returns it.
 
     Call it on arrays: ``st(*fields_and_scalars, origin=None, domain=None,
@@ -145,6 +157,14 @@ class Stencil(_core.Module):
     """
 
     __signature__ = _CallSignature()
+
+    if TYPE_CHECKING:  # the call as type checkers see it (the C core binds it: docs/calling.md)
+        # origin and domain are checked (a 2-tuple is reported); the others take Any so that
+        # a call spreading a dict of options, st(a, b, **options), is not reported for them
+        def __call__(self, *fields_and_scalars: Any, origin: Origin | None = None,
+                     domain: Domain | None = None, validate_args: Any = True,
+                     exec_info: Any = None, global_origin: Any = None,
+                     global_domain: Any = None, **by_name: Any) -> None: ...
 
     def ir(self) -> str:
         """The analysed IR, as text: what the backends compile, each statement with its
@@ -667,7 +687,7 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
     ``say_warnings`` is false: an unpickled stencil's were said where it was built)."""
     cls = NumpyStencil if backend == "numpy" else Stencil
     # rebuild reaches the C core too: it skips the memory and disk levels keyed by the IR.
-    module = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
+    module: Stencil[...] = cls(tree, backend, {**code_options, "rebuild": True} if rebuild else code_options)
     # The analysis' warnings (e.g. a temporary never read) are part of the definition: a
     # re-decoration served from the cache says them again. The C core hands them over rather
     # than issuing them (no warnings.catch_warnings around a build that releases the GIL).
@@ -680,17 +700,18 @@ def _module_from_tree(tree: dict, backend: str, code_options: dict, rebuild: boo
 
 
 @overload
-def stencil(backend: Callable[..., Any], definition: None = None, *,
+def stencil(backend: Callable[_P, Any], definition: None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Stencil: ...
+            name: str | None = None, **options: Any) -> Stencil[_P]: ...
 @overload
-def stencil(backend: str | None, definition: Callable[..., Any], *,
+def stencil(backend: str | None, definition: Callable[_P, Any], *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Stencil: ...
+            name: str | None = None, **options: Any) -> Stencil[_P]: ...
 @overload
 def stencil(backend: str | None = None, definition: None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
-            name: str | None = None, **options: Any) -> Callable[[Callable[..., Any]], Stencil]: ...
+            name: str | None = None,
+            **options: Any) -> Callable[[Callable[_P, Any]], Stencil[_P]]: ...
 def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *,
             externals: Mapping[str, Any] | None = None, rebuild: bool = False,
             name: str | None = None, **options: Any) -> Any:

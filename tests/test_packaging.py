@@ -5,6 +5,7 @@ The slow end-to-end checks (``pip install .`` into a fresh venv, the relocatable
 the system's LLVM hidden) are in tests_install/, run by ``make wheel-test``."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,9 +154,15 @@ def test_cuda_pieces_are_an_extra():
     done = subprocess.run([sys.executable, str(ROOT / ".ci" / "requirements.py"), "test", "mpi",
                            "cuda", "wheel"], capture_output=True, text=True, check=True)
     assert "nvidia-cuda-nvrtc" in done.stdout.split()
-    line = next(ln for ln in (ROOT / "Makefile").read_text().splitlines()
-                if "$(VPY) .ci/requirements.py" in ln)
-    assert {"test", "mpi", "cuda"} <= set(line.split(".ci/requirements.py", 1)[1].split(">")[0].split())
+    makefile = (ROOT / "Makefile").read_text()
+    extras = re.search(r"^TEST_EXTRAS := (.*)$", makefile, re.M).group(1).split()
+    assert {"test", "mpi", "cuda", "docs", "wheel"} <= set(extras)
+    lines = [ln.split(".ci/requirements.py", 1)[1].split(">")[0].split()
+             for ln in makefile.splitlines() if "$(VPY) .ci/requirements.py" in ln]
+    # make run's install: the dependencies alone (lean); make test's: the extras on top
+    assert lines == [[], ["$(TEST_EXTRAS)"]], lines
+    assert re.search(r"^test: build \$\(TEST_STAMP\)$", makefile, re.M)
+    assert re.search(r"^run: build$", makefile, re.M)
 
 
 def test_license_is_the_declared_one():

@@ -789,7 +789,8 @@ bad:
  * buffer (a tile buffer or one column bundle's; whether its first interior point is on a
  * 64-byte boundary), why the tile and the column blocks are what they are, and the tuning
  * (tune.h). For tuning and for tests of the plan. */
-static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant, TuneCall *tc) {
+static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant variant, TuneCall *tc,
+                           int workers) {
     static const char *layouts[] = {"C", "F", "generic"};
     const Stencil *st = m->st;
     const char *tile_why, *block_why, *stream_why;
@@ -835,9 +836,9 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         Py_DECREF(tuning);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:O,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:O,s:s,s:N,s:N}", "layout",
+    return Py_BuildValue("{s:s,s:O,s:i,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:O,s:s,s:N,s:N}", "layout",
                          layouts[variant.layout], "shared_memory", variant.shared ? Py_True : Py_False,
-                         "threads", p ? p->nthreads : 1, "tile", (long long)(p ? p->ti : 0),
+                         "threads", p ? p->nthreads : 1, "workers", workers, "tile", (long long)(p ? p->ti : 0),
                          (long long)(p ? p->tj : 0), "tile_why", tile_why, "l2_budget_bytes",
                          (long long)(p ? p->budget : 0), "temporaries", temps, "column_blocks",
                          (long long)(chose ? p->block_cols : 0), "column_blocks_why",
@@ -847,10 +848,10 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
 }
 
 static bool fill_exec_info(ModuleObject *m, const Bound *b, double t0, double t1, double t2,
-                           const Plan *plan, CpuVariant variant, TuneCall *tc) {
+                           const Plan *plan, CpuVariant variant, TuneCall *tc, int workers) {
     PyObject *extra = NULL;
     if (m->backend == BACKEND_CPU) {
-        extra = Py_BuildValue("{s:N}", "plan", plan_info(m, plan, variant, tc));
+        extra = Py_BuildValue("{s:N}", "plan", plan_info(m, plan, variant, tc, workers));
         if (extra == NULL) return false;
     }
     ExecTimes times = {t0, t1, t2};
@@ -1101,7 +1102,8 @@ PyObject *call_stencil(ModuleObject *m, PyObject *args, PyObject *kwargs) {
      * took part, once (a busy pool runs the call on its own thread; an interrupted run that
      * resumed counts its threads twice) */
     if (ok) tune_end(m->tune, m->cache_key, &tc, t2 - t1, workers == plan->nthreads, b.exec_info != NULL);
-    ok = ok && (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant, &tc));
+    ok = ok &&
+         (b.exec_info == NULL || fill_exec_info(m, &b, t0, t1, t2, plan, variant, &tc, workers));
     release_plan(m, plan, owned);
     if (ok) result = Py_NewRef(Py_None);
 done:

@@ -48,18 +48,18 @@ static int64_t sat_add(int64_t a, int64_t b) {
 /* ceil(n / d) for n >= 0, d > 0, without n + d - 1 (which overflows near INT64_MAX) */
 static int64_t ceil_div(int64_t n, int64_t d) { return n / d + (n % d != 0); }
 
-/* Threads a call on this domain may use: the pool's, or one for a small domain or a stencil
- * that must run as one tile. */
-static int plan_threads(const Stencil *st, const int64_t n[3]) {
+/* Threads a call on this domain may use: the pool's (`pool`), or one for a small domain or a
+ * stencil that must run as one tile. */
+static int plan_threads(const Stencil *st, const int64_t n[3], int pool) {
     if (st->extended_writes) return 1;
-    return sat_mul(sat_mul(n[0], n[1]), n[2]) >= PARALLEL_MIN_POINTS ? pool_threads() : 1;
+    return sat_mul(sat_mul(n[0], n[1]), n[2]) >= PARALLEL_MIN_POINTS ? pool : 1;
 }
 
 /* Tile size: tiles are independent (temporaries are recomputed on their halos), so they
  * are sized for the cache; stencils writing argument fields beyond the domain run as one. */
 static void model_tiles(const Stencil *st, const int64_t n[3], CpuLayout layout, PlanChoice *c) {
     const int64_t budget = temp_budget();
-    const int nthreads = plan_threads(st, n);
+    const int nthreads = plan_threads(st, n, c->pool);
     c->tile_why = st->extended_writes ? "one tile (writes beyond the domain)" : "model";
     c->tile_free = !st->extended_writes;
     c->tile_axis = 0;
@@ -184,7 +184,7 @@ static void model_stream(const Stencil *st, const int64_t n[3], CpuVariant varia
     if (per_point == 0) return;
     int64_t bytes = sat_mul(sat_mul(sat_mul(n[0], n[1]), n[2]), per_point);
     int64_t l2 = cpu_cache_bytes(2), llc = cpu_cache_bytes(3);
-    int64_t near = sat_mul(l2 > 0 ? l2 : 1 << 20, plan_threads(st, n));
+    int64_t near = sat_mul(l2 > 0 ? l2 : 1 << 20, plan_threads(st, n, c->pool));
     if (llc < near) llc = near;
     if (bytes <= near) {
         c->stream_why = "model: outputs fit the L2 caches";
@@ -204,8 +204,10 @@ static void model_stream(const Stencil *st, const int64_t n[3], CpuVariant varia
     }
 }
 
-void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, PlanChoice *c) {
+void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, int pool,
+                PlanChoice *c) {
     memset(c, 0, sizeof *c);
+    c->pool = pool < 1 ? 1 : pool;
     model_tiles(st, domain, variant.layout, c);
     model_blocks(st, domain, variant.layout, c);
     model_stream(st, domain, variant, c);
@@ -251,7 +253,8 @@ Plan *plan_new(const Stencil *st, const int64_t domain[3], CpuLayout layout, con
     p->block_why = c->block_why;
     p->stream = c->stream;
     p->stream_why = c->stream_why;
-    p->nthreads = plan_threads(st, domain);
+    p->pool = c->pool;
+    p->nthreads = plan_threads(st, domain, c->pool < 1 ? 1 : c->pool);
     p->nti = ceil_div(domain[0], p->ti);
     p->ntj = ceil_div(domain[1], p->tj); /* nti * ntj <= n[0] * n[1]: fits (call.c) */
     if (p->nti * p->ntj < p->nthreads) p->nthreads = (int)(p->nti * p->ntj);

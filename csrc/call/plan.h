@@ -16,6 +16,8 @@
 
 /* The choices a plan is made from. */
 typedef struct PlanChoice {
+    int pool;              /* the pool's size the choice was made for (pool_threads() then): a
+                              plan for 8 threads is not one for 1 (gtscript.set_num_threads) */
     int64_t ti, tj;        /* tile size, 1 <= ti <= ni, 1 <= tj <= nj */
     int64_t block_cols;    /* C-order column groups: GT_BLOCK_COLS (blocks) or 0 (bundles) */
     const char *tile_why;  /* "model", "env" or "one tile (writes beyond the domain)" */
@@ -35,7 +37,8 @@ typedef struct PlanChoice {
 typedef struct Plan {
     int64_t domain[3];
     CpuLayout layout;   /* temporaries are laid out like the kernel's layout class */
-    int nthreads;
+    int pool;           /* the choice's pool size */
+    int nthreads;       /* threads the call runs on: the pool's, fewer for a small domain */
     int64_t ti, tj;     /* tile size */
     int64_t budget;     /* the L2 bytes per thread the tiles were sized for */
     const char *tile_why; /* the choice's (PlanChoice) */
@@ -56,10 +59,12 @@ typedef struct Plan {
     const char *stream_why; /* the choice's; NULL: no store can stream */
 } Plan;
 
-/* The model's choice for this domain and kernel variant: tiles sized for the L2 cache, column
- * blocks where they fit, streaming stores for outputs larger than the last-level cache,
- * GTSCRIPT_TILE_SIZE, GTSCRIPT_COLUMN_BLOCKS and GTSCRIPT_STREAMING_STORES where set. */
-void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, PlanChoice *c);
+/* The model's choice for this domain and kernel variant on a pool of `pool` threads: tiles
+ * sized for the L2 cache, column blocks where they fit, streaming stores for outputs larger
+ * than the last-level cache, GTSCRIPT_TILE_SIZE, GTSCRIPT_COLUMN_BLOCKS and
+ * GTSCRIPT_STREAMING_STORES where set. */
+void plan_model(const Stencil *st, const int64_t domain[3], CpuVariant variant, int pool,
+                PlanChoice *c);
 
 /* A plan made from choice `c` (plan_model's, or the tuner's). NULL (with a Python MemoryError
  * set) when out of memory. */
@@ -69,10 +74,10 @@ static inline bool plan_fits(const Plan *p, const int64_t domain[3], CpuLayout l
     return p && p->layout == layout && p->domain[0] == domain[0] && p->domain[1] == domain[1] &&
            p->domain[2] == domain[2];
 }
-/* Whether p was made from choice c (its tile, column blocks and streaming). */
+/* Whether p was made from choice c (its pool size, tile, column blocks and streaming). */
 static inline bool plan_is(const Plan *p, const PlanChoice *c) {
-    return p->ti == c->ti && p->tj == c->tj && p->block_cols == c->block_cols &&
-           p->stream == c->stream;
+    return p->pool == c->pool && p->ti == c->ti && p->tj == c->tj &&
+           p->block_cols == c->block_cols && p->stream == c->stream;
 }
 
 #endif

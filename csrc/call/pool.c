@@ -5,14 +5,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { POOL_MAX = 256 };
-
 static struct {
     pthread_mutex_t lock;   /* guards everything below */
     pthread_cond_t wake;    /* a new job (or generation) is posted */
     pthread_cond_t done;    /* a worker finished its share */
     pthread_mutex_t busy;   /* held by the caller running a job */
-    int nthreads;           /* configured size, 0 = not read yet */
+    int nthreads;           /* configured size, 0 = not read yet (also read without the lock) */
     int started;            /* worker threads running (not counting callers) */
     unsigned long generation;
     PoolTask task;
@@ -47,15 +45,30 @@ static int read_size(void) {
     return n >= 1 ? (n < POOL_MAX ? (int)n : POOL_MAX) : 1;
 }
 
-int pool_threads(void) {
-    pthread_mutex_lock(&P.lock);
+/* Reads the configured size on the first use; with P.lock held. */
+static void configure_locked(void) {
     if (P.nthreads == 0) {
-        P.nthreads = read_size();
+        __atomic_store_n(&P.nthreads, read_size(), __ATOMIC_RELEASE);
         pthread_atfork(NULL, NULL, after_fork_child);
     }
-    int n = P.nthreads;
+}
+
+int pool_threads(void) {
+    int n = __atomic_load_n(&P.nthreads, __ATOMIC_ACQUIRE); /* each call asks: keep it cheap */
+    if (n > 0) return n;
+    pthread_mutex_lock(&P.lock);
+    configure_locked();
+    n = P.nthreads;
     pthread_mutex_unlock(&P.lock);
     return n;
+}
+
+void pool_set_threads(int n) {
+    n = n < 1 ? 1 : n > POOL_MAX ? POOL_MAX : n;
+    pthread_mutex_lock(&P.lock);
+    configure_locked(); /* registers the fork handler once, as a first read does */
+    __atomic_store_n(&P.nthreads, n, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&P.lock);
 }
 
 static void *worker_main(void *arg) {
@@ -92,8 +105,7 @@ static int ensure_workers(int n) {
 }
 
 int pool_run(PoolTask task, void *ctx, int nthreads) {
-    int size = pool_threads();
-    if (nthreads > size) nthreads = size;
+    if (nthreads > POOL_MAX) nthreads = POOL_MAX;
     if (nthreads <= 1 || pthread_mutex_trylock(&P.busy) != 0) {
         task(ctx, 0);
         return 1;

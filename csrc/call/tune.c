@@ -41,15 +41,12 @@ struct TuneTable {
     TuneRecord rec[TUNE_MAX_RECORDS];
     int n;
     int last; /* the record of the latest call: repeated calls find it first */
-    int threads; /* the pool's size, fixed once read (pool.h) */
     unsigned next_serial;
     unsigned long long clock;
 };
 
 TuneTable *tune_table_new(void) {
-    TuneTable *t = calloc(1, sizeof(TuneTable));
-    if (t) t->threads = pool_threads();
-    return t;
+    return calloc(1, sizeof(TuneTable));
 }
 
 void tune_table_free(TuneTable *t) {
@@ -115,8 +112,9 @@ static void drop(TuneTable *t, TuneRecord *r) {
 }
 
 static bool same_choice(const PlanChoice *a, const PlanChoice *b) {
-    return a->ti == b->ti && a->tj == b->tj && a->block_cols == b->block_cols &&
-           a->tile_why == b->tile_why && a->block_why == b->block_why && a->env == b->env &&
+    return a->pool == b->pool && a->ti == b->ti && a->tj == b->tj &&
+           a->block_cols == b->block_cols && a->tile_why == b->tile_why &&
+           a->block_why == b->block_why && a->env == b->env &&
            a->tile_free == b->tile_free && a->blocks_free == b->blocks_free &&
            a->stream == b->stream && a->stream_why == b->stream_why &&
            a->stream_free == b->stream_free;
@@ -356,12 +354,14 @@ void tune_begin(TuneTable *t, const Stencil *st, const char *cache_key, const in
     tc->measured = false;
     tc->rep = 0;
     tc->have_snap = false;
-    int threads = t ? t->threads : pool_threads();
+    /* the pool's size now (gtscript.set_num_threads may change it between calls): read once,
+     * so that the key, the model and the plan agree */
+    int threads = pool_threads();
     TuneRecord *r = t ? find(t, domain, variant, threads) : NULL;
     PlanChoice model;
     memset(&model, 0, sizeof model);
     if (r == NULL || fresh) {
-        plan_model(st, domain, variant, &model);
+        plan_model(st, domain, variant, threads, &model);
         /* the shared-memory kernel keeps the bundles (codegen.h): no block choice there */
         if (variant.shared) model.blocks_free = false;
     }

@@ -6,7 +6,7 @@ import ast
 import inspect
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from ..errors import (
     GTScriptDefinitionError,
@@ -21,6 +21,8 @@ from .externals import (
 )
 from .source import _capture_source, _Source
 from .syntax import GTSCRIPT_FUNCTION_ATTR
+
+_F = TypeVar("_F", bound=Callable[..., Any])  # function() returns what it is given
 
 
 @dataclass
@@ -47,7 +49,7 @@ class GTScriptFunction:
         return self.func.__name__
 
 
-def function(func: Callable) -> Callable:
+def function(func: _F) -> _F:
     """Mark ``func`` as a gtscript function: stencils that call it inline it.
 
     The source is read and checked now; the function is returned unchanged, with its record in
@@ -80,7 +82,7 @@ def function(func: Callable) -> Callable:
         raise exc.with_traceback(None) from None
 
 
-def _record(func: Callable) -> Callable:
+def _record(func: _F) -> _F:
     source = _capture_source(func)
     args = source.node.args
     for star in (args.vararg, args.kwarg):
