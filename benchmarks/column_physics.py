@@ -281,7 +281,7 @@ def implementations(case, options, log):
         numpy_stencil = build_gtscript(case, "numpy", build_s)
         columns.append(Column("gtscript[numpy]", suite._gtscript_call(numpy_stencil), "C",
                               max_columns=SMALL_COLUMNS))
-    backends = ((("numpy",) if options.numpy_backends else ())
+    backends = ((("numpy",) if options.numpy_backends and options.gt4py else ())
                 + (("gt:cpu_kfirst", "gt:cpu_ifirst", "dace:cpu")
                    if options.gt4py_compiled else ()))
     if backends:
@@ -360,8 +360,10 @@ def _plan_summary(info):
     return text
 
 
-def run_size(case, columns, ncol, options, log):
-    """Check every column at ncol columns, then time them; a result row."""
+def check(case, columns, ncol, options):
+    """Runs every column (those that take ncol columns) once on fresh inputs and checks what
+    it wrote against the NumPy version on the first options.check_columns columns; raises
+    AssertionError on a difference. Returns (the columns, their Layouts)."""
     pristine = case.inputs(ncol)
     ncheck = min(ncol, options.check_columns)
     # the first ncheck columns (a K field has no column axis)
@@ -372,15 +374,22 @@ def run_size(case, columns, ncol, options, log):
             raise AssertionError(f"{case.name}: the NumPy version gave non-finite {n}")
     layouts = Layouts(case, pristine)
     active = [c for c in columns if c.max_columns is None or ncol <= c.max_columns]
-    scalars = case.scalars
     for column in active:  # each column checked on fresh inputs before anything is timed
         arrays = layouts.reset(column.layout)
-        column.call(arrays, scalars, 0)
+        column.call(arrays, case.scalars, 0)
         for n in case.written:
             np.testing.assert_allclose(
                 np.asarray(arrays[n])[:ncheck], expected[n], rtol=RTOL, atol=ATOL,
                 err_msg=f"{case.name} {ncol} columns: {column.name} disagrees with the NumPy "
                         f"version on {n}")
+    return active, layouts
+
+
+def run_size(case, columns, ncol, options, log):
+    """Check every column at ncol columns, then time them; a result row."""
+    active, layouts = check(case, columns, ncol, options)
+    ncheck = min(ncol, options.check_columns)
+    scalars = case.scalars
     plan = None
     for column in active:  # gtscript's call plans measured, in the conditions timed
         if column.settle is not None:
@@ -481,6 +490,8 @@ def parse_args(argv):
                              "building them takes minutes)")
     parser.add_argument("--no-numpy-backends", action="store_true",
                         help="leave out gtscript's and GT4Py's numpy backends")
+    parser.add_argument("--no-gt4py", action="store_true",
+                        help="leave out GT4Py's numpy backend (its build of micro takes minutes)")
     parser.add_argument("--no-c", action="store_true", help="leave out the C version")
     parser.add_argument("--cases", nargs="+", choices=("micro", "satadj"),
                         default=["micro", "satadj"])
@@ -519,6 +530,7 @@ def run(args, log=sys.stderr):
     suite._map_large_arrays()
     args.c = not args.no_c
     args.numpy_backends = not args.no_numpy_backends
+    args.gt4py = not args.no_gt4py
     sizes = args.columns or (QUICK_COLUMNS if args.quick else COLUMNS)
     micro = Micro(args.seed, args.size, args.levels)
     report = {"date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -211,6 +211,55 @@ class Program:
         c["k_minus_1_names"] = sorted(c["k_minus_1_names"])
         return c
 
+    def check_column_local(self):
+        """Raises ValueError unless every temporary is column-local: read at a level only
+        after it is written at that level (in this computation at an enclosing or earlier
+        scope, or by an earlier computation over these levels), and read at K-1 only where
+        an earlier computation wrote it on the level above the first."""
+        args = self._kinds
+        earlier = []  # (start, end, names written at the top level)
+
+        def reads(e, visible, start):
+            tag = e[0]
+            if tag == "var":
+                name, koff = e[1], e[2]
+                if name in args or name in visible and koff == 0:
+                    return
+                # level start - 1 from an earlier computation, the later ones from this one
+                # (or from an earlier one over all the levels)
+                if koff == -1 and any(s <= start - 1 and (end is None or end >= start)
+                                      for s, end, names in earlier if name in names) and (
+                        name in this_pass or any(s <= start - 1 and end is None
+                                                 for s, end, names in earlier if name in names)):
+                    return
+                raise ValueError(f"{name} is read at K{koff:+d} before it is written")
+            for child in e[1:]:
+                if isinstance(child, tuple):
+                    reads(child, visible, start)
+                elif isinstance(child, list):
+                    for c in child:
+                        if isinstance(c, tuple):
+                            reads(c, visible, start)
+
+        def walk(body, visible, start):
+            for s in body:
+                if s[0] == "assign":
+                    reads(s[2], visible, start)
+                    visible.add(s[1])
+                else:
+                    reads(s[1], visible, start)
+                    walk(s[2], set(visible), start)
+                    walk(s[3], set(visible), start)
+
+        for start, end, body in self.passes:
+            this_pass = {s[1] for s in body if s[0] == "assign"}
+            visible = set()
+            for s, e, names in earlier:  # an earlier computation over these levels
+                if s <= start and (e is None or (end is not None and e >= end)):
+                    visible |= names
+            walk(body, visible, start)
+            earlier.append((start, end, this_pass))
+
     # ---------------------------------------------------------------------------- printers
 
     def gtscript_source(self, name, gt4py=False):
@@ -738,7 +787,7 @@ TEMPLATES = [_condensation, _autoconversion, _accretion, _rain_evaporation, _fre
     (lambda g, i=i: _collection(g, i)) for i in range(len(COLLECTIONS))]
 
 #: blocks of the default size (the sedimentation of four species comes on top)
-DEFAULT_BLOCKS = 54
+DEFAULT_BLOCKS = 52
 DEFAULT_OUTPUTS = 40
 
 
