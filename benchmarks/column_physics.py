@@ -53,6 +53,7 @@ SATADJ_BLOCKS = 20
 #: every implementation against the NumPy version (exp/log/pow differ in their last bits
 #: between libraries, and 137 levels of sedimentation carry the differences down)
 RTOL, ATOL = 1e-8, 1e-14
+GT4PY_COMPILED = ("gt:cpu_kfirst", "gt:cpu_ifirst", "dace:cpu")
 GT4PY_HEADER = ("import numpy as np\n"
                 "from gt4py.cartesian.gtscript import Field, computation, interval, PARALLEL\n"
                 "from gt4py.cartesian import gtscript\n")
@@ -282,8 +283,7 @@ def implementations(case, options, log):
         columns.append(Column("gtscript[numpy]", suite._gtscript_call(numpy_stencil), "C",
                               max_columns=SMALL_COLUMNS))
     backends = ((("numpy",) if options.numpy_backends and options.gt4py else ())
-                + (("gt:cpu_kfirst", "gt:cpu_ifirst", "dace:cpu")
-                   if options.gt4py_compiled else ()))
+                + tuple(options.gt4py_compiled or ()))
     if backends:
         suite.gt4py_environment()
         try:
@@ -485,9 +485,11 @@ def parse_args(argv):
                              "(default: each one's own default, the usable cores)")
     parser.add_argument("--fortran", action="store_true",
                         help="also time gtscript on Fortran-ordered (I contiguous) arrays")
-    parser.add_argument("--gt4py-compiled", action="store_true",
-                        help="also GT4Py's gt:cpu_kfirst, gt:cpu_ifirst and dace:cpu (g++; "
-                             "building them takes minutes)")
+    parser.add_argument("--gt4py-compiled", nargs="*", choices=GT4PY_COMPILED,
+                        metavar="BACKEND",
+                        help="also GT4Py's compiled backends: those named, or without a name "
+                             f"all of {', '.join(GT4PY_COMPILED)} (g++; each build of micro "
+                             "takes minutes, tens of minutes on a loaded machine)")
     parser.add_argument("--no-numpy-backends", action="store_true",
                         help="leave out gtscript's and GT4Py's numpy backends")
     parser.add_argument("--no-gt4py", action="store_true",
@@ -518,6 +520,8 @@ def parse_args(argv):
         parser.error("--columns must be positive")
     if args.size <= 0:
         parser.error("--size must be positive")
+    if args.gt4py_compiled is not None and not args.gt4py_compiled:
+        args.gt4py_compiled = list(GT4PY_COMPILED)  # --gt4py-compiled alone: all of them
     return args
 
 

@@ -22,7 +22,7 @@ HAVE_CC = shutil.which(c_baselines.CC) is not None
 
 def _options(c=HAVE_CC):
     return SimpleNamespace(fortran=True, c=c, numpy_backends=True, gt4py=False,
-                           gt4py_compiled=False, numpy_max_columns=8192, check_columns=1024)
+                           gt4py_compiled=None, numpy_max_columns=8192, check_columns=1024)
 
 
 def test_default_program_has_the_shape_of_a_microphysics_scheme():
