@@ -117,7 +117,8 @@ class Micro(Case):
                 if a.dtype != np.float64 or not a.flags.c_contiguous:
                     raise ValueError(f"the C version needs C-contiguous float64 arrays: {n}")
             pointers = (ctypes.c_void_p * len(names))(*(arrays[n].ctypes.data for n in names))
-            function(pointers, p.shape[0], p.shape[2], scalars["dt"])
+            if function(pointers, p.shape[0], p.shape[2], scalars["dt"]) != 0:
+                raise MemoryError("the C version could not allocate its column buffers")
         return call
 
 
@@ -210,7 +211,7 @@ def compile_c(source, symbol):
         raise c_baselines.CompileError(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     function = getattr(ctypes.CDLL(path[:-2] + ".so"), symbol)
     function.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_double]
-    function.restype = None
+    function.restype = ctypes.c_int
     return function
 
 

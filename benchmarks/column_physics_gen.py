@@ -302,8 +302,9 @@ class Program:
         return "\n".join(out) + "\n"
 
     def c_source(self, name):
-        """C11: `void name(double *const *args, long ncol, long nk, double dt)`, args the
-        arrays in argument order (C order, K contiguous); OpenMP over columns."""
+        """C11: `int name(double *const *args, long ncol, long nk, double dt)`, args the
+        arrays in argument order (C order, K contiguous); OpenMP over columns; returns 1
+        where a thread could not allocate the levels of its kept temporaries."""
         p = _Printer(self, "c")
         out = ["#include <math.h>", "#include <stdlib.h>", "",
                "static inline double mn(double a, double b) { return a < b ? a : b; }",
@@ -313,28 +314,45 @@ class Program:
                     + ", ".join(f"double {q}" for q in params) + ") {"]
             out += p.function(fname) + ["}"]
         arrays = [(n, k) for n, k in self.arguments() if k != "scalar"]
-        out += ["", f"void {name}(double *const *args, long ncol, long nk, double dt) {{"]
+        out += ["", "/* 0, or 1 where a thread could not allocate its column buffer */",
+                f"int {name}(double *const *args, long ncol, long nk, double dt) {{",
+                "    int failed = 0;"]
         out += [f"    double *const {n}_a = args[{i}];" for i, (n, _) in enumerate(arrays)]
         nstored = len(self.stored)
+        # every thread reaches the worksharing loop, with or without its buffer
         out += ["#pragma omp parallel", "    {",
                 f"        double *buf = malloc(sizeof(double) * (size_t)nk * {max(nstored, 1)});",
-                "        if (buf) {"]
-        out += [f"        double *const {t} = buf + (size_t)nk * {j};"
+                "        if (!buf) {", "#pragma omp atomic write", "            failed = 1;",
+                "        }",
+                "#pragma omp for schedule(static)", "        for (long i = 0; i < ncol; i++) {",
+                "            if (!buf)", "                continue;"]
+        out += [f"            double *const {t} = buf + (size_t)nk * {j};"
                 for j, t in enumerate(sorted(self.stored))]
-        out += ["#pragma omp for schedule(static)", "        for (long i = 0; i < ncol; i++) {"]
         for n, k in arrays:
             off = {"ijk": "i * nk", "ij": "i", "k": "0"}[k]
             out.append(f"            double *const {n} = {n}_a + {off};")
-        locals_ = [t for t in self.temps if t not in self.stored]
         for start, end, body in self.passes:
             stop = "nk" if end is None else str(end)
             out.append(f"            for (long k = {start}; k < {stop}; k++) {{")
+            written = _assigned(body)
+            locals_ = [t for t in self.temps if t not in self.stored and t in written]
             for j in range(0, len(locals_), 12):
                 out.append("                double " + ", ".join(locals_[j:j + 12]) + ";")
             out += p.block(body, 4)
             out.append("            }")
-        out += ["        }", "        }", "        free(buf);", "    }", "}"]
+        out += ["        }", "        free(buf);", "    }", "    return failed;", "}"]
         return "\n".join(out) + "\n"
+
+
+def _assigned(body):
+    """The names a list of statements assigns, in its branches too."""
+    names = set()
+    for s in body:
+        if s[0] == "assign":
+            names.add(s[1])
+        else:
+            names |= _assigned(s[2]) | _assigned(s[3])
+    return names
 
 
 class _Printer:
