@@ -83,5 +83,6 @@ def as_storage(array, backend, halo):
     """A copy of `array` in `backend`'s preferred layout, its interior aligned as GT4Py wants."""
     import gt4py.storage
 
+    # an IJ field (2-D) or a K field (1-D) has the leading entries of the 3-D index
     return gt4py.storage.from_array(array, dtype=array.dtype, backend=backend,
-                                    aligned_index=(halo, halo, 0))
+                                    aligned_index=(halo, halo, 0)[: array.ndim])

@@ -252,6 +252,27 @@ GT4PY = "gt4py["
 def _gt4py_implementations(options, dtype, impls, notes, build_s):
     """GT4Py's numpy backend (and with gt4py_compiled its compiled backends), built now; a
     backend that does not build here is left out with a note."""
+    gt4py_environment()
+    try:
+        import gt4py_kernels  # needs the optional gt4py
+    except ImportError as exc:
+        notes.append(f"gt4py is not importable ({exc}): GT4Py columns skipped")
+        return
+    backends = (gt4py_kernels.NUMPY if options.gt4py else ()) + (
+        gt4py_kernels.COMPILED if options.gt4py_compiled else ())
+    for backend in backends:
+        start = time.perf_counter()
+        stencils, why = gt4py_build(
+            lambda: gt4py_kernels.load(backend, dtype, options.stencils))
+        if why is not None:
+            notes.append(f"GT4Py {backend} does not build here ({why}): column skipped")
+            continue
+        build_s[f"gt4py:{backend}"] = time.perf_counter() - start
+        impls[f"{GT4PY}{backend}]"] = {name: _gt4py_call(st) for name, st in stencils.items()}
+
+
+def gt4py_environment():
+    """Sets up the environment GT4Py reads when it is imported (call before importing it)."""
     # GT4Py writes its generated code under GT_CACHE_ROOT, read when it is imported: keep it
     # out of the working directory unless the caller chose a place
     if "GT_CACHE_ROOT" not in os.environ:
@@ -262,34 +283,28 @@ def _gt4py_implementations(options, dtype, impls, notes, build_s):
     # variable's flags after its own (read when gt4py is imported), and the later -std wins.
     # The gridtools backends build and run the same under C++20.
     os.environ.setdefault("GT4PY_EXTRA_COMPILE_ARGS", "-std=c++20")
+
+
+def gt4py_build(build):
+    """(build(), None), or (None, why) where GT4Py's build fails here; build() makes GT4Py
+    stencils and runs in GT4Py's cache directory."""
+    gt4py_environment()
+    # GT4Py's compiled backends run setuptools in the working directory, which refuses a
+    # checkout of several top-level packages: build from the cache directory instead
+    here = os.getcwd()
     try:
-        import gt4py_kernels  # needs the optional gt4py
-    except ImportError as exc:
-        notes.append(f"gt4py is not importable ({exc}): GT4Py columns skipped")
-        return
-    backends = (gt4py_kernels.NUMPY if options.gt4py else ()) + (
-        gt4py_kernels.COMPILED if options.gt4py_compiled else ())
-    for backend in backends:
-        start = time.perf_counter()
-        # GT4Py's compiled backends run setuptools in the working directory, which refuses a
-        # checkout of several top-level packages: build from the cache directory instead
-        here = os.getcwd()
-        try:
-            os.makedirs(os.environ["GT_CACHE_ROOT"], exist_ok=True)
-            os.chdir(os.environ["GT_CACHE_ROOT"])
-            stencils = gt4py_kernels.load(backend, dtype, options.stencils)
-        # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
-        # setuptools exits (SystemExit "error: command ... failed")
-        except (Exception, SystemExit) as exc:
-            why = ("its C++ build failed (the compiler's messages are on stderr)"
-                   if isinstance(exc, SystemExit) else
-                   f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
-            notes.append(f"GT4Py {backend} does not build here ({why}): column skipped")
-            continue
-        finally:
-            os.chdir(here)
-        build_s[f"gt4py:{backend}"] = time.perf_counter() - start
-        impls[f"{GT4PY}{backend}]"] = {name: _gt4py_call(st) for name, st in stencils.items()}
+        os.makedirs(os.environ["GT_CACHE_ROOT"], exist_ok=True)
+        os.chdir(os.environ["GT_CACHE_ROOT"])
+        return build(), None
+    # a missing compiler or header: GT4Py raises many kinds, and a failed C++ build in
+    # setuptools exits (SystemExit "error: command ... failed")
+    except (Exception, SystemExit) as exc:
+        return None, ("its C++ build failed (the compiler's messages are on stderr)"
+                      if isinstance(exc, SystemExit) else
+                      f"{type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0][:160] if str(exc) else ''}")
+    finally:
+        os.chdir(here)
 
 
 def _gt4py_call(stencil):
