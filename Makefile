@@ -125,7 +125,8 @@ SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_
   tests/test_column_sweeps.py tests/test_language_control.py tests/test_language_datadims.py \
   tests/test_language_runtime.py tests/test_language_vertical.py tests/test_language_regions.py \
   tests/test_language_operators.py tests/test_language_field_kinds.py \
-  tests/test_interval_field_bounds.py tests/test_interval_bound_temporaries.py tests/test_cache.py tests/test_cache_hardening.py \
+  tests/test_interval_field_bounds.py tests/test_interval_bound_temporaries.py \
+  tests/test_register_temporaries.py tests/test_cache.py tests/test_cache_hardening.py \
   tests/test_cache_index.py tests/test_cuda.py tests/test_cuda_call_overhead.py tests/test_cuda_slab_loads.py \
   tests/test_cuda_gpu_array_checks.py \
   tests/test_conformance_gt4py.py \
