@@ -150,10 +150,10 @@ class Stencil(_core.Module, Generic[_P]):
     >>> bool(np.allclose(out[1:-1, 1:-1], inp[1:-1, 1:-1]))   # linear data: unchanged
     True
     >>> smooth(inp, out, weight=0.5, origin=(2, 2, 0), domain=(1, 1, 1))
-    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)
+    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: argument 'out' has dtype float32 but the stencil declares float64 (no implicit cast)
+    TypeError: argument 'out' has dtype float32 ... (no implicit cast): pass out.astype(np.float64), ...
     """
 
     __signature__ = _CallSignature()
