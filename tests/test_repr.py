@@ -62,6 +62,28 @@ def test_repr_of_ij_field_and_k_extent():
     assert "a: ((0, 0), (0, 0), (0, 1))" in text
 
 
+def keyword_only_defn(a: Field[np.float64], b: Field[np.float64], *, alpha: float,
+                      beta: float = 2.0):
+    with computation(PARALLEL), interval(...):
+        b = alpha * a + beta
+
+
+def positional_only_defn(a: Field[np.float64], /, b: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        b = a
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_repr_keeps_the_star_of_keyword_only_and_the_slash_of_positional_only(backend):
+    st = gtscript.stencil(backend, keyword_only_defn)
+    assert st.signature == ("keyword_only_defn(a: Field[float64], b: Field[float64], *, "
+                            "alpha: float64, beta: float64 = 2.0)")
+    assert repr(st).startswith(f"<gtscript stencil {st.signature} ")
+    assert str(st) == repr(st)
+    st = gtscript.stencil(backend, positional_only_defn)
+    assert st.signature == "positional_only_defn(a: Field[float64], /, b: Field[float64])"
+
+
 def test_html_repr_has_a_row_per_field():
     st = gtscript.stencil("cpu", diffuse_defn)
     page = st._repr_html_()
