@@ -107,6 +107,27 @@ def test_inspection_methods():
     assert st.field_info["inp"]["intent"] == "in" and st.field_info["out"]["intent"] == "out"
 
 
+def literals_defn(a: Field[np.float64], b: Field[np.float64], c: Field[np.float32],
+                  n: Field[np.int64]):
+    with computation(PARALLEL), interval(...):
+        b = 2.0 * a + 0.1 - 1e300 + (a > 1.5) * 3
+        c = -4.0 * c
+        n = n + 2
+
+
+def test_ir_prints_float_literals_as_floats_that_read_back_exactly():
+    import ast
+
+    ir = gtscript.stencil("cpu", literals_defn).ir()
+    assert "(2.0 * a[0, 0, 0])" in ir and "(-4.0:float32 * c[0, 0, 0])" in ir  # not 2, -4
+    assert "+ 0.10000000000000001)" in ir and "- 1.0000000000000001e+300)" in ir
+    assert "(a[0, 0, 0] > 1.5)" in ir
+    assert "(n[0, 0, 0] + 2)" in ir and "* 3))" in ir  # integers stay integers
+    for text, value in (("2.0", 2.0), ("0.10000000000000001", 0.1), ("1.0000000000000001e+300",
+                                                                     1e300)):
+        assert ast.literal_eval(text) == value and isinstance(ast.literal_eval(text), float)
+
+
 # ===================================================================== re-running a cell
 
 CELL = '''
