@@ -111,12 +111,13 @@ bool nvrtc_load(const char *const *dirs, int ndirs, char *err, size_t errlen) {
         const char *where = "only on the system library path (CUDA_HOME and CUDA_PATH are "
                             "unset, and no sys.path entry has the nvidia-cuda-nvrtc wheel's "
                             "nvidia/*/lib)";
+        bool some = looked.len && looked.data;
         snprintf(err, errlen,
                  "NVRTC (libnvrtc.so*) was not found: looked %s%s%s; install it with "
                  "'pip install gtscript[cuda]' (or 'pip install nvidia-cuda-nvrtc') or set "
                  "CUDA_HOME",
-                 looked.len && looked.data ? "in " : where, looked.len && looked.data ? looked.data : "",
-                 looked.len && looked.data ? " and on the system library path" : "");
+                 some ? "in " : where, some ? looked.data : "",
+                 some ? " and on the system library path" : "");
         sb_free(&looked);
         return false;
     }
