@@ -3,7 +3,8 @@
     python -m gtscript cache info|clear|path     the on-disk module cache
     python -m gtscript show FILE.py:NAME [--ir|--llvm|--cuda] [--backend B]
                                                  what gtscript makes of a stencil
-    python -m gtscript bench [ARGS...]           benchmarks/run.py (ARGS are its own)
+    python -m gtscript bench [ARGS...]           benchmarks/run.py (ARGS are its own), or,
+                                                 without a checkout, the built-in benchmark
     python -m gtscript info [--json]             versions, LLVM, NVRTC, CPU, cache, threads
     python -m gtscript --version                 gtscript's version
 """
@@ -15,6 +16,7 @@ import importlib
 import importlib.util
 import itertools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -249,15 +251,29 @@ class ProgressLine:
 
 def cmd_bench(args, rest: list[str]) -> int:
     """Run the benchmark script in a child process (its stdout goes straight to ours; its
-    stderr, where it logs progress, through the progress line)."""
-    script = Path(args.script)
-    if not script.is_file():
-        raise CommandError(f"the benchmark suite is not installed here ({script} is missing; "
-                           f"it comes with a source checkout)")
+    stderr, where it logs progress, through the progress line): the checkout's
+    benchmarks/run.py, or, where it is absent (an installed gtscript), the package's small
+    built-in benchmark (gtscript/_bench.py)."""
+    if args.script is not None:  # named on purpose: that script or an error
+        script = Path(args.script)
+        if not script.is_file():
+            raise CommandError(f"the benchmark suite is not installed here ({script} is "
+                               f"missing; it comes with a source checkout)")
+        command = [sys.executable, str(script), *rest]
+    elif BENCH_SCRIPT.is_file():
+        command = [sys.executable, str(BENCH_SCRIPT), *rest]
+    else:
+        print(f"gtscript bench: {BENCH_SCRIPT} is not here (the full suite comes with a source "
+              f"checkout): running the built-in benchmark", file=sys.stderr, flush=True)
+        command = [sys.executable, "-m", "gtscript._bench", *rest]
+        # the child imports this very gtscript, wherever the parent found it
+        package_dir = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (package_dir, os.environ.get("PYTHONPATH")) if p)}
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     sys.stdout.flush()
-    proc = subprocess.Popen([sys.executable, str(script), *rest], stderr=subprocess.PIPE,
-                            text=True, bufsize=1)
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, bufsize=1,
+                            env=env if command[1] == "-m" else None)
     assert proc.stderr is not None  # stderr=PIPE
     try:
         with ProgressLine(sys.stderr, "gtscript bench", show=show) as progress:
@@ -307,11 +323,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="run the benchmark suite (benchmarks/run.py)",
                                 description="Run benchmarks/run.py; other arguments "
-                                            "(--repeat, --sizes, --json ...) are passed to it.")
+                                            "(--repeat, --sizes, --json ...) are passed to it. "
+                                            "Without a source checkout (an installed "
+                                            "gtscript), run the built-in benchmark instead: a "
+                                            "few stencils against NumPy (--sizes, --repeat, "
+                                            "--backend, --stencils, --json).")
     bench.add_argument("--progress", dest="progress", action="store_true", default=None,
                        help="show the progress line even when stderr is not a terminal")
     bench.add_argument("--no-progress", dest="progress", action="store_false")
-    bench.add_argument("--script", default=str(BENCH_SCRIPT), help=argparse.SUPPRESS)
+    bench.add_argument("--script", default=None, help=argparse.SUPPRESS)
 
     info = commands.add_parser("info", help="versions, LLVM, NVRTC, CPU target, cache, threads",
                                description="Print what this installation is and finds: "

@@ -150,10 +150,10 @@ class Stencil(_core.Module, Generic[_P]):
     >>> bool(np.allclose(out[1:-1, 1:-1], inp[1:-1, 1:-1]))   # linear data: unchanged
     True
     >>> smooth(inp, out, weight=0.5, origin=(2, 2, 0), domain=(1, 1, 1))
-    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)
+    >>> smooth(inp, np.zeros((5, 5, 2), dtype=np.float32), 0.5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: argument 'out' has dtype float32 but the stencil declares float64 (no implicit cast)
+    TypeError: argument 'out' has dtype float32 ... pass out.astype(np.float64), ...
     """
 
     __signature__ = _CallSignature()
@@ -277,7 +277,8 @@ class Stencil(_core.Module, Generic[_P]):
             definition = None  # not importable as itself: the other side has no definition_func
         return _stencil_from_tree, (self._definition_tree, self.backend, dict(self.options),
                                     {"definition": definition, "constants": self.constants,
-                                     "dtypes": dict(self.__dict__.get("dtypes", {}))})
+                                     "dtypes": dict(self.__dict__.get("dtypes", {})),
+                                     "parameter_kinds": self._parameter_kinds})
 
     def __copy__(self):
         return self  # immutable once built (GT4Py's stencil objects are singletons too)
@@ -310,9 +311,33 @@ class Stencil(_core.Module, Generic[_P]):
         return read
 
     @property
+    def _parameter_kinds(self) -> dict:
+        """Per parameter name, its ``inspect.Parameter`` kind, from the definition (or, for a
+        stencil unpickled without one, as the pickle carried them; else empty)."""
+        definition = self.__dict__.get("definition")
+        if definition is None:
+            return self.__dict__.get("_parameter_kinds_carried", {})
+        try:
+            return {name: p.kind for name, p in inspect.signature(definition).parameters.items()}
+        except (TypeError, ValueError):
+            return {}
+
+    @property
     def signature(self) -> str:
+        """The definition's parameters as the stencil takes them: ``name(a: Field[float64],
+        *, alpha: float64)`` (``/`` and ``*`` where the definition has them)."""
+        kinds = self._parameter_kinds
         parts = []
+        previous = None
         for p in self._params:
+            kind = kinds.get(p[1])
+            if (previous is inspect.Parameter.POSITIONAL_ONLY
+                    and kind is not inspect.Parameter.POSITIONAL_ONLY):
+                parts.append("/")
+            if (kind is inspect.Parameter.KEYWORD_ONLY
+                    and previous is not inspect.Parameter.KEYWORD_ONLY):
+                parts.append("*")
+            previous = kind
             if p[0] == "field":
                 dims = f", {p[4]}" if p[4] else ""
                 axes = "" if p[3] == "IJK" else f"{p[3]}, "
@@ -321,6 +346,8 @@ class Stencil(_core.Module, Generic[_P]):
                 default = self._defaults.get(p[1], inspect.Parameter.empty)
                 parts.append(f"{p[1]}: {p[2]}" + ("" if default is inspect.Parameter.empty
                                                   else f" = {default!r}"))
+        if previous is inspect.Parameter.POSITIONAL_ONLY:
+            parts.append("/")
         return f"{self.__name__}({', '.join(parts)})"
 
     @property
@@ -411,6 +438,7 @@ def _stencil_from_tree(tree: dict, backend: str, code_options: dict, state: dict
     module.definition = definition
     module.externals = dict(state.get("constants", {}))
     module.dtypes = dict(state.get("dtypes", {}))
+    module._parameter_kinds_carried = dict(state.get("parameter_kinds", {}))
     module.__doc__ = getattr(definition, "__doc__", None)
     module.__wrapped__ = definition
     with _memory_lock:
@@ -795,6 +823,12 @@ def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *
             raise exc.with_traceback(None) from None
 
     return decorator
+
+
+# `gtscript.stencil` is this function (it hides the module of the same name), so the tuples
+# the docs cite as gtscript.stencil.BACKENDS and gtscript.stencil.GT4PY_BACKENDS hang on it too
+setattr(stencil, "BACKENDS", BACKENDS)
+setattr(stencil, "GT4PY_BACKENDS", GT4PY_BACKENDS)
 
 
 class LazyStencil:

@@ -169,16 +169,91 @@ def test_argument_given_twice(fields, lap):
     assert_call_fails(fields, lap, TypeError, names("src"), src, dst, src=src)
 
 
-@pytest.mark.parametrize(
-    "value",
-    [[[[1.0]]], 1.0, None, "field", (1.0, 2.0)],
-    ids=["nested-list", "float", "None", "str", "tuple"],
-)
+@pytest.mark.parametrize("value", [1.0, None, "field"], ids=["float", "None", "str"])
 @pytest.mark.parametrize("bad", ["src", "dst"])
 def test_non_array_for_field_is_type_error(fields, lap, bad, value):
     args = {"src": fields.random(SHAPE), "dst": fields.sentinel(SHAPE)}
     args[bad] = value
     assert_call_fails(fields, lap, TypeError, names(bad), **args)
+
+
+@pytest.mark.parametrize("value", [[[[1.0]]], (1.0, 2.0)], ids=["nested-list", "tuple"])
+def test_list_for_a_field_is_read_as_numpy_converts_it_or_refused_when_written(fields, lap,
+                                                                                value):
+    """A read argument may be a list or tuple (NumPy converts it; here to an array of the
+    wrong shape), a written one may not: it cannot be written in place."""
+    src, dst = fields.random(SHAPE), fields.sentinel(SHAPE)
+    assert_call_fails(fields, lap, ValueError, names("src"), value, dst)
+    err = assert_call_fails(fields, lap, TypeError, names("dst"), src, value)
+    assert "pass np.asarray(data) and read the result from that array" in str(err)
+
+
+# ============================================================================== fix lines
+
+def test_wrong_dtype_says_the_cast_or_the_declaration(fields, lap):
+    src, dst = fields.random(SHAPE).astype(np.float32), fields.sentinel(SHAPE)
+    err = assert_call_fails(fields, lap, TypeError, "no implicit cast", src, dst)
+    assert str(err) == ("argument 'src' has dtype float32 but the stencil declares float64 (no "
+                        "implicit cast): pass src.astype(np.float64), or declare "
+                        "Field[np.float32]")
+    # a dtype no field can declare (here: another byte order) gets the cast only
+    err = assert_call_fails(fields, lap, TypeError, "no implicit cast",
+                            fields.random(SHAPE), dst.astype(">f8"))
+    assert str(err).endswith("(no implicit cast): pass dst.astype(np.float64)")
+
+
+def test_wrong_dtype_declaration_keeps_the_fields_axes_and_data_dimensions(fields, backend):
+    def defn(w: Field[gtscript.IJ, (np.float32, (3,))], out: Field[np.float32]):
+        with computation(PARALLEL), interval(...):
+            out = w[0, 0][1]
+
+    st = gtscript.stencil(backend, defn)
+    w, out = fields.random((NX, NY, 3)), fields.sentinel(SHAPE).astype(np.float32)
+    err = assert_call_fails(fields, st, TypeError, names("w"), w, out)
+    assert str(err).endswith("pass w.astype(np.float32), or declare "
+                             "Field[IJ, (np.float64, (3,))]")
+
+
+def test_disagreeing_sizes_name_the_array_to_fix(fields, backend):
+    st = gtscript.stencil(backend, axpy_defn)
+    xin, res = fields.random(SHAPE), fields.sentinel(SHAPE)
+    yin = fields.random((NX, NY + 1, NZ))
+    err = assert_call_fails(fields, st, ValueError, "pass domain=", xin, yin, res, 2.0)
+    assert str(err).endswith("pass domain= to say which box to compute, or fix the shape of "
+                             "'yin'")
+    lap = gtscript.stencil(backend, copy_defn)
+    err = assert_call_fails(fields, lap, ValueError, "pass domain=", xin, yin)
+    assert str(err).endswith("or fix the shape of 'src' or of 'dst'")
+    err = assert_call_fails(fields, st, ValueError, "pass domain=", xin, yin,
+                            fields.sentinel((NX, NY + 2, NZ)), 2.0)
+    assert str(err).endswith("or give the arrays shapes that agree")
+
+
+class DeviceArray:
+    """A stand-in for a GPU array that NumPy cannot convert: only __cuda_array_interface__."""
+
+    def __init__(self, shape):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f8", "data": (0, False),
+                                         "strides": None, "version": 3}
+
+
+class CupyLikeArray(DeviceArray):
+    """As CuPy's ndarray: an __array__ that refuses the implicit copy to the host."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. "
+                        "Please use `.get()` to construct a NumPy array explicitly.")
+
+
+@pytest.mark.parametrize("kind", [DeviceArray, CupyLikeArray])
+def test_a_gpu_array_on_a_host_backend_says_to_use_cuda(fields, lap, kind):
+    src, dst = fields.random(SHAPE), fields.sentinel(SHAPE)
+    err = assert_call_fails(fields, lap, TypeError, names("src"), kind(SHAPE), dst)
+    assert f"argument 'src' ({kind.__name__}) is a GPU array" in str(err)
+    assert 'backend="cuda", which takes GPU arrays in place' in str(err)
+    assert "(src.get(), cupy.asnumpy(src))" in str(err)
+    err = assert_call_fails(fields, lap, TypeError, names("dst"), src, kind(SHAPE))
+    assert "is a GPU array" in str(err) and "the result back to the device" in str(err)
 
 
 @pytest.mark.parametrize("value", ["2.0", None, np.ones(3)], ids=["str", "None", "array"])

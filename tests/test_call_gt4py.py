@@ -496,7 +496,66 @@ def test_outputs_that_would_need_a_copy_are_refused(fields, any_backend):
           lambda: st(inp, CopyingArray(out)), inp, out)
     readonly = memoryview(out.tobytes()).cast("d", out.shape)
     fails(fields, TypeError, r"'out'.*read-only", lambda: st(inp, readonly), inp, out)
-    fails(fields, TypeError, r"'inp' must be an array", lambda: st(inp.tolist(), out), inp, out)
+    fails(fields, TypeError, r"'inp' must be an array", lambda: st(iter(inp), out), inp, out)
+
+
+def test_a_read_list_or_tuple_is_converted_as_gt4py_converts_it(fields, any_backend):
+    """An argument the stencil only reads may be a list, a tuple or nested ones: NumPy
+    converts it (np.asarray, no dtype: GT4Py 1.1's numpy backend does the same), on every
+    backend alike; its dtype is then checked as an array's is."""
+    st = build(any_backend, plane_defn)
+    inp, bias = fields.random((4, 3, 2)), fields.random((4, 3))
+    out = fields.sentinel((4, 3, 2))
+    st(inp.tolist(), tuple(map(tuple, bias)), out)
+    np.testing.assert_array_equal(out, inp + bias[:, :, None])
+    out[...] = fields.SENTINEL
+    err = fails(fields, TypeError, r"'inp' has dtype int64 \(as NumPy converts it\)",
+                lambda: st(inp.astype(int).tolist(), bias, out), out)
+    assert "pass np.asarray(inp, dtype=np.float64), or declare Field[np.int64]" in str(err)
+    err = fails(fields, TypeError, r"'inp' \(list\) could not be read as an array",
+                lambda: st([[[1.0, 2.0]], [[3.0]]], bias, out), out)
+    assert isinstance(err.__cause__, ValueError)
+
+
+def test_a_written_list_is_refused_with_the_fix(fields, any_backend):
+    """A list cannot be written in place: the result would be lost (GT4Py writes a copy)."""
+    st = build(any_backend, copy_defn)
+    inp = fields.random((3, 3, 3))
+    for out in (np.zeros((3, 3, 3)).tolist(), tuple(np.zeros((3, 3, 3)).tolist())):
+        err = fails(fields, TypeError, r"'out' is a (list|tuple), but the stencil writes it",
+                    lambda: st(inp, out), inp)
+        assert "pass np.asarray(data) and read the result from that array" in str(err)
+
+
+def test_converted_lists_leak_nothing(fields):
+    """The array NumPy makes of a list lives for the call and no longer, whether the call
+    runs or fails after the conversion (a later argument's error, the list's own dtype)."""
+    import tracemalloc
+
+    st = gtscript.stencil("cpu", plane_defn)
+    inp, bias = fields.random((40, 40, 40)), fields.random((40, 40))
+    good, ints = inp.tolist(), inp.astype(int).tolist()
+    out, small = np.zeros((40, 40, 40)), np.zeros((40, 40, 39))
+    calls = [lambda: st(good, bias, out), lambda: st(good, bias, small),
+             lambda: st(good, bias, out.astype(np.float32)), lambda: st(ints, bias, out)]
+    for call in calls:  # warm up: caches, the first call's allocations
+        try:
+            call()
+        except (TypeError, ValueError):
+            pass
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(10):
+            for call in calls:
+                try:
+                    call()
+                except (TypeError, ValueError):
+                    pass
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 512 * 1024, grown  # one leaked conversion is 512,000 bytes
 
 
 class GTArray(np.ndarray):

@@ -2,11 +2,15 @@
 
 import importlib.util
 import io
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -265,6 +269,44 @@ def test_bench_progress_line_on_a_terminal(tmp_path, capfd, monkeypatch):
 def test_bench_without_the_script_is_explained(tmp_path, capsys):
     status, _, err = run_cli(capsys, "bench", "--script", tmp_path / "run.py")
     assert status == 2 and "benchmark suite is not installed" in err
+
+
+def test_bench_without_a_checkout_runs_the_built_in_benchmark(tmp_path, capfd, monkeypatch):
+    """After `pip install` there is no benchmarks/run.py next to the package: `bench` runs
+    the package's own small benchmark, with the same arguments it shares with the suite."""
+    monkeypatch.setattr(cli, "BENCH_SCRIPT", tmp_path / "benchmarks" / "run.py")
+    report = tmp_path / "bench.json"
+    status = cli.main(["bench", "--no-progress", "--sizes", "12x12x6", "--repeat", "1",
+                       "--backend", "cpu", "numpy", "--json", str(report)])
+    out, err = capfd.readouterr()
+    assert status == 0, err
+    assert "running the built-in benchmark" in err
+    assert "built-in benchmark" in out.splitlines()[0]
+    for name in ("copy", "laplacian", "hdiff", "column_sum"):
+        assert re.search(rf"^{name} +cpu +12x12x6 ", out, re.M), out
+    results = json.loads(report.read_text())["results"]
+    assert {(r["stencil"], r["backend"]) for r in results} == {
+        (n, b) for n in ("copy", "laplacian", "hdiff", "column_sum") for b in ("cpu", "numpy")}
+    # an option only the full suite has is explained, not ignored
+    status = cli.main(["bench", "--no-progress", "--no-numba"])
+    out, err = capfd.readouterr()
+    assert status == 2 and "--no-numba: not an option of the built-in benchmark" in err
+
+
+def test_bench_runs_from_an_installed_package(tmp_path):
+    """`python -m gtscript bench` with only the package on the path (a copy of gtscript/,
+    no checkout around it), from another directory."""
+    site = tmp_path / "site"
+    shutil.copytree(Path(cli.__file__).parent, site / "gtscript",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "gtscript", "bench", "--no-progress", "--sizes",
+                           "10x10x5", "--repeat", "1", "--stencils", "laplacian"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{site / 'benchmarks' / 'run.py'} is not here" in done.stderr  # the copy ran
+    assert "running the built-in benchmark" in done.stderr
+    assert re.search(r"^laplacian +cpu +10x10x5 ", done.stdout, re.M), done.stdout
 
 
 def test_progress_line_appears_only_after_the_delay():

@@ -359,6 +359,26 @@ def test_empty_interval_is_an_error():
     assert info.value.lineno == line_of(stencil, "interval(2, 1)")
 
 
+def test_a_forgotten_interval_shows_the_form_to_write():
+    def no_interval(a: F64):
+        with computation(FORWARD):
+            a = 1.0
+
+    with pytest.raises(GTScriptSyntaxError, match="may only contain") as info:
+        parse_definition(no_interval, {})
+    assert ("give each statement its interval: `with computation(FORWARD), interval(...):`, "
+            "or `with interval(...):` blocks inside the computation") in str(info.value)
+    assert info.value.lineno == line_of(no_interval, "a = 1.0")
+
+    def only_a_docstring(a: F64):
+        with computation(PARALLEL):
+            """nothing yet"""
+
+    with pytest.raises(GTScriptSyntaxError, match="computation without an interval") as info:
+        parse_definition(only_a_docstring, {})
+    assert "`with computation(PARALLEL), interval(...):`" in str(info.value)
+
+
 # ------------------------------------------------------------------------------------------
 # expressions
 # ------------------------------------------------------------------------------------------

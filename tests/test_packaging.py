@@ -216,7 +216,8 @@ def test_info_command(tmp_path):
 
 def test_info_says_where_nvrtc_was_looked_for():
     """Without the nvidia-cuda-nvrtc wheel on the path and no CUDA_HOME, NVRTC is reported as
-    not found, with the places looked in (as the cuda backend's error says them)."""
+    not found, with the places looked in (as the cuda backend's error says them), or, with no
+    such place, what was searched instead."""
     import ctypes.util
 
     code = ("import sys, json, gtscript.sysinfo as s; "
@@ -233,5 +234,10 @@ def test_info_says_where_nvrtc_was_looked_for():
         assert facts["nvrtc"] is None
         assert "NVRTC (libnvrtc.so*) was not found" in facts["nvrtc_note"]
         assert "pip install gtscript[cuda]" in facts["nvrtc_note"]
+        # no place of its own to look in: the note says what was searched instead
+        assert "looked in and" not in facts["nvrtc_note"]
+        assert ("looked only on the system library path (CUDA_HOME and CUDA_PATH are unset, "
+                "and no sys.path entry has the nvidia-cuda-nvrtc wheel's nvidia/*/lib)"
+                in facts["nvrtc_note"]), facts["nvrtc_note"]
     else:
         assert facts["nvrtc"]

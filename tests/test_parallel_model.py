@@ -296,6 +296,18 @@ def test_rule2_off_centre_write_in_parallel():
     assert "2 problems found" in error.msg
 
 
+def horizontal_offset_write(a: F64, b: F64):
+    with computation(FORWARD), interval(...):
+        b[1, 0, -1] = 2.0 * a  # shifted
+
+
+def test_a_horizontal_offset_write_says_to_shift_the_reads_instead():
+    error = rejects(horizontal_offset_write, "# shifted", "'b'", "horizontal offset [1, 0, -1]",
+                    "written at their own (i, j) position")
+    assert error.msg.endswith("shift the reads instead: write `b[0, 0, -1] = f(x[-1, 0, 0])`, "
+                              "not `b[1, 0, -1] = f(x)`"), error.msg
+
+
 def seed_off_centre_forward(a: F64, b: F64, c: F64):
     with computation(FORWARD):
         with interval(1, -1):

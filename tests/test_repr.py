@@ -62,6 +62,28 @@ def test_repr_of_ij_field_and_k_extent():
     assert "a: ((0, 0), (0, 0), (0, 1))" in text
 
 
+def keyword_only_defn(a: Field[np.float64], b: Field[np.float64], *, alpha: float,
+                      beta: float = 2.0):
+    with computation(PARALLEL), interval(...):
+        b = alpha * a + beta
+
+
+def positional_only_defn(a: Field[np.float64], /, b: Field[np.float64]):
+    with computation(PARALLEL), interval(...):
+        b = a
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_repr_keeps_the_star_of_keyword_only_and_the_slash_of_positional_only(backend):
+    st = gtscript.stencil(backend, keyword_only_defn)
+    assert st.signature == ("keyword_only_defn(a: Field[float64], b: Field[float64], *, "
+                            "alpha: float64, beta: float64 = 2.0)")
+    assert repr(st).startswith(f"<gtscript stencil {st.signature} ")
+    assert str(st) == repr(st)
+    st = gtscript.stencil(backend, positional_only_defn)
+    assert st.signature == "positional_only_defn(a: Field[float64], /, b: Field[float64])"
+
+
 def test_html_repr_has_a_row_per_field():
     st = gtscript.stencil("cpu", diffuse_defn)
     page = st._repr_html_()
@@ -83,6 +105,27 @@ def test_inspection_methods():
     llvm = st.source()
     assert "define" in llvm and "target triple" in llvm
     assert st.field_info["inp"]["intent"] == "in" and st.field_info["out"]["intent"] == "out"
+
+
+def literals_defn(a: Field[np.float64], b: Field[np.float64], c: Field[np.float32],
+                  n: Field[np.int64]):
+    with computation(PARALLEL), interval(...):
+        b = 2.0 * a + 0.1 - 1e300 + (a > 1.5) * 3
+        c = -4.0 * c
+        n = n + 2
+
+
+def test_ir_prints_float_literals_as_floats_that_read_back_exactly():
+    import ast
+
+    ir = gtscript.stencil("cpu", literals_defn).ir()
+    assert "(2.0 * a[0, 0, 0])" in ir and "(-4.0:float32 * c[0, 0, 0])" in ir  # not 2, -4
+    assert "+ 0.10000000000000001)" in ir and "- 1.0000000000000001e+300)" in ir
+    assert "(a[0, 0, 0] > 1.5)" in ir
+    assert "(n[0, 0, 0] + 2)" in ir and "* 3))" in ir  # integers stay integers
+    for text, value in (("2.0", 2.0), ("0.10000000000000001", 0.1), ("1.0000000000000001e+300",
+                                                                     1e300)):
+        assert ast.literal_eval(text) == value and isinstance(ast.literal_eval(text), float)
 
 
 # ===================================================================== re-running a cell

@@ -310,6 +310,15 @@ def test_ignored_gt4py_options_warn_once(monkeypatch):
         gtscript.stencil("cpu", literal_ints, verbos=True)
 
 
+def test_the_backend_lists_hang_on_the_decorator_as_the_docs_cite_them():
+    """`gtscript.stencil` is the decorator (it hides the module): gtscript.stencil.BACKENDS
+    and gtscript.stencil.GT4PY_BACKENDS are the module's tuples all the same."""
+    stencil_module = importlib.import_module("gtscript.stencil")
+    assert gtscript.stencil.BACKENDS == stencil_module.BACKENDS == ("cpu", "numpy", "cuda")
+    assert gtscript.stencil.GT4PY_BACKENDS is stencil_module.GT4PY_BACKENDS
+    assert gtscript.stencil.GT4PY_BACKENDS["debug"] == "numpy"
+
+
 @pytest.mark.parametrize("name, nearest", [("gt:cpu_ifirst", "cpu"), ("gt:cpu_kfirst", "cpu"),
                                            ("dace:cpu", "cpu"), ("dace:cpu_KJI", "cpu"),
                                            ("gt:gpu", "cuda"), ("dace:gpu_IJK", "cuda"),
@@ -545,6 +554,8 @@ def test_pickle_by_tree_rebuilds_an_equal_stencil(backend, rng):
     assert copy_.options == {"literal_float_precision": 32}
     assert copy_.field_info == original.field_info
     assert copy_.definition_func is None  # a local function cannot travel by reference
+    assert copy_.signature == original.signature == ("local_shift(a: Field[float64], "
+                                                     "b: Field[float64], *, w: float64)")
     assert pickle.loads(pickle.dumps(original)) is copy_  # rebuilt once per process
     a = rng.standard_normal((5, 3, 2))
     b1, b2 = np.zeros((4, 3, 2)), np.zeros((4, 3, 2))

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strbuf.h"
+
 /* numpy.ma.MaskedArray (a borrowed reference kept for the life of the process), NULL with
  * an exception set. */
 static PyObject *masked_array_type(void) {
@@ -83,6 +85,108 @@ static bool converts_in_place(const Symbol *s, PyObject *o, PyObject *a) {
     return false;
 }
 
+/* The stencil's declaration of field `s` with dtype `dtype` ("np.float32"), as GTScript
+ * spells it: Field[np.float32], Field[IJ, np.float32], Field[(np.float32, (3,))]. */
+static void field_declaration(const Symbol *s, const char *dtype, StrBuf *sb) {
+    sb_puts(sb, "Field[");
+    if ((s->axes & AX_IJK) != AX_IJK) {
+        for (int a = 0; a < 3; a++)
+            if (s->axes & (1 << a)) sb_printf(sb, "%c", "IJK"[a]);
+        sb_puts(sb, ", ");
+    }
+    if (s->ndata == 0) {
+        sb_printf(sb, "%s]", dtype);
+        return;
+    }
+    sb_printf(sb, "(%s, (", dtype);
+    for (int d = 0; d < s->ndata; d++) sb_printf(sb, "%s%d", d ? ", " : "", s->data_dims[d]);
+    sb_puts(sb, s->ndata == 1 ? ",))]" : "))]");
+}
+
+/* NumPy's spelling of dtype t for Python code: np.float64, np.bool_, ... */
+static void np_spelling(DType t, char *out, size_t n) {
+    snprintf(out, n, "np.%s%s", dtype_name(t), t == DT_BOOL ? "_" : "");
+}
+
+bool dtype_refusal(const Symbol *s, PyObject *array, bool from_sequence) {
+    PyArrayObject *a = (PyArrayObject *)array;
+    PyObject *r = PyObject_Str((PyObject *)PyArray_DESCR(a));
+    const char *have = r ? PyUnicode_AsUTF8(r) : NULL;
+    PyErr_Clear();
+    char want[32], other[32] = "";
+    np_spelling(s->dtype, want, sizeof want);
+    /* the argument's own dtype, where a field may declare it (native byte order) */
+    for (int t = 0; t < DT_COUNT && PyArray_ISNOTSWAPPED(a); t++)
+        if (call_npy_type((DType)t) == PyArray_TYPE(a)) np_spelling((DType)t, other, sizeof other);
+    StrBuf fix = {0};
+    if (from_sequence)
+        sb_printf(&fix, "pass np.asarray(%s, dtype=%s)", s->name, want);
+    else
+        sb_printf(&fix, "pass %s.astype(%s)", s->name, want);
+    if (other[0]) {
+        sb_puts(&fix, ", or declare ");
+        field_declaration(s, other, &fix);
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "argument '%s' has dtype %s%s but the stencil declares %s (no implicit cast): %s",
+                 s->name, have ? have : "?", from_sequence ? " (as NumPy converts it)" : "",
+                 dtype_name(s->dtype), fix.oom || fix.data == NULL ? "cast it" : fix.data);
+    sb_free(&fix);
+    Py_XDECREF(r);
+    return false;
+}
+
+/* Whether `o` is a GPU array: one with __cuda_array_interface__ (CuPy, PyTorch, Numba). A
+ * pending exception (a failed conversion's) is kept. */
+static bool is_gpu_array(PyObject *o) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
+    if (cai == NULL) PyErr_Clear();
+    Py_XDECREF(cai);
+    PyErr_Restore(t, v, tb);
+    return cai != NULL;
+}
+
+/* The refusal of a GPU array on a host backend (a TypeError), the pending exception, where
+ * there is one, as its cause. */
+static PyObject *gpu_array_refusal(const Symbol *s, PyObject *o) {
+    char msg[640];
+    snprintf(msg, sizeof msg,
+             "argument '%s' (%s) is a GPU array (it has __cuda_array_interface__), but this "
+             "stencil runs on the host and cannot use device memory: build the stencil with "
+             "backend=\"cuda\", which takes GPU arrays in place, or copy the array to the host "
+             "(%s.get(), cupy.asnumpy(%s))%s",
+             s->name, Py_TYPE(o)->tp_name, s->name, s->name,
+             s->written ? " and the result back to the device afterwards" : "");
+    if (PyErr_Occurred()) raise_from(PyExc_TypeError, msg);
+    else PyErr_SetString(PyExc_TypeError, msg);
+    return NULL;
+}
+
+/* A read argument that NumPy converts but that is no array (a list, a tuple, nested ones):
+ * converted as GT4Py converts it, with np.asarray and no dtype, so that its dtype is checked
+ * as an array's is (a new reference, NULL with a TypeError). */
+static PyObject *convert_sequence(const Symbol *s, PyObject *o) {
+    char msg[512];
+    PyObject *a = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
+    if (a == NULL) {
+        snprintf(msg, sizeof msg,
+                 "argument '%s' (%s) could not be read as an array: NumPy cannot convert it "
+                 "(nested sequences of numbers of one shape convert); pass a NumPy array",
+                 s->name, Py_TYPE(o)->tp_name);
+        raise_from(PyExc_TypeError, msg);
+        return NULL;
+    }
+    PyArrayObject *arr = (PyArrayObject *)a;
+    if (PyArray_TYPE(arr) != call_npy_type(s->dtype) || !PyArray_ISNOTSWAPPED(arr)) {
+        dtype_refusal(s, a, true);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
 /* A view (or, for an input, possibly a copy) of `o` as an ndarray: a new reference. */
 static PyObject *convert(const Symbol *s, PyObject *o) {
     const char *type = Py_TYPE(o)->tp_name;
@@ -95,16 +199,28 @@ static PyObject *convert(const Symbol *s, PyObject *o) {
                      s->name, s->written ? "writes" : "reads");
         return NULL;
     }
-    if (!has_array_protocol(o)) {
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+        if (!s->written) return convert_sequence(s, o);
         PyErr_Format(PyExc_TypeError,
-                     "argument '%s' must be an array: a NumPy array or an object NumPy views "
-                     "without a copy (buffer protocol, __array_interface__, __array__), got %s",
+                     "argument '%s' is a %s, but the stencil writes it, and a %s cannot be "
+                     "written in place: pass np.asarray(data) and read the result from that "
+                     "array",
+                     s->name, type, type);
+        return NULL;
+    }
+    if (!has_array_protocol(o)) {
+        if (is_gpu_array(o)) return gpu_array_refusal(s, o);
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s' must be an array: a NumPy array, an object NumPy views "
+                     "without a copy (buffer protocol, __array_interface__, __array__), or, for "
+                     "a field the stencil only reads, a list or tuple NumPy converts; got %s",
                      s->name, type);
         return NULL;
     }
     if (!s->written) {
         PyObject *a = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
         if (a == NULL) {
+            if (is_gpu_array(o)) return gpu_array_refusal(s, o);
             snprintf(msg, sizeof msg, "argument '%s' (%s) could not be read as an array",
                      s->name, type);
             raise_from(PyExc_TypeError, msg);
@@ -113,6 +229,7 @@ static PyObject *convert(const Symbol *s, PyObject *o) {
     }
     PyObject *a = PyArray_FromAny(o, NULL, 0, 0, NPY_ARRAY_ENSURENOCOPY, NULL);
     if (a == NULL) {
+        if (is_gpu_array(o)) return gpu_array_refusal(s, o);
         snprintf(msg, sizeof msg,
                  "argument '%s' (%s) is written by the stencil, so the result must land in its "
                  "memory, but NumPy cannot view it without a copy: pass a writable NumPy array "

@@ -35,4 +35,10 @@ bool array_byte_span(PyObject *a, char **lo, char **hi);
  * kernel read or write outside it. False with a ValueError naming the argument. */
 bool array_within_memory(const Symbol *s, PyObject *a);
 
+/* Raises the TypeError for field s's array `a` (a PyArrayObject) whose dtype is not the
+ * declared one (no implicit cast), with the fix: the cast to pass (np.asarray(x, dtype=...)
+ * for a list or tuple NumPy converted, `from_sequence`), or the declaration that takes a's
+ * dtype. False. */
+bool dtype_refusal(const Symbol *s, PyObject *a, bool from_sequence);
+
 #endif

@@ -161,14 +161,8 @@ static bool check_field(const Symbol *s, PyObject *o, bool validate) {
         return false;
     }
     if (!validate) return true;
-    if (PyArray_TYPE(a) != call_npy_type(s->dtype) || !PyArray_ISNOTSWAPPED(a)) {
-        PyObject *r = PyObject_Str((PyObject *)PyArray_DESCR(a));
-        PyErr_Format(PyExc_TypeError,
-                     "argument '%s' has dtype %s but the stencil declares %s (no implicit cast)",
-                     s->name, r ? PyUnicode_AsUTF8(r) : "?", dtype_name(s->dtype));
-        Py_XDECREF(r);
-        return false;
-    }
+    if (PyArray_TYPE(a) != call_npy_type(s->dtype) || !PyArray_ISNOTSWAPPED(a))
+        return dtype_refusal(s, o, false);
     for (int d = 0; d < s->ndata; d++)
         if (PyArray_DIM(a, field_naxes(s) + d) != s->data_dims[d]) {
             PyErr_Format(PyExc_ValueError,
@@ -329,6 +323,45 @@ static void describe_fields(const Stencil *st, const Bound *b, StrBuf *sb) {
     }
 }
 
+/* The domain that field i's array leaves along axis a (its room from its origin, less what
+ * the stencil reads beyond the domain), into *size; false when that overflows. */
+static bool field_size(const Stencil *st, const Bound *b, int i, int a, int64_t *size) {
+    const Symbol *s = st->params[i];
+    int64_t room;
+    return !__builtin_sub_overflow((int64_t)PyArray_DIM((PyArrayObject *)b->value[i],
+                                                        field_dim_of(s, a)),
+                                   b->origin[i][a], &room) &&
+           !__builtin_sub_overflow(room, upper_extent(st, s, a), size);
+}
+
+/* The second fix of arrays that disagree in size along axis a, into sb: "fix the shape of
+ * 'b'" for the odd one out (the one array whose size differs when all the others agree),
+ * "... of 'a' or of 'b'" for two arrays, else "give the arrays shapes that agree". */
+static void shape_fix(const Stencil *st, const Bound *b, int a, StrBuf *sb) {
+    int n = 0, odd = -1, first = -1, second = -1;
+    for (int i = 0; i < st->nparams; i++) {
+        int64_t size, other;
+        if (!sizes_domain(st, b, i) || field_dim_of(st->params[i], a) < 0 ||
+            !field_size(st, b, i, a, &size))
+            continue;
+        if (n++ == 0) first = i;
+        else if (n == 2) second = i;
+        int same = 0;
+        for (int j = 0; j < st->nparams; j++)
+            if (j != i && sizes_domain(st, b, j) && field_dim_of(st->params[j], a) >= 0 &&
+                field_size(st, b, j, a, &other) && other == size)
+                same++;
+        if (same == 0) odd = odd == -1 ? i : -2; /* -2: more than one without a match */
+    }
+    if (n == 2)
+        sb_printf(sb, "fix the shape of '%s' or of '%s'", st->params[first]->name,
+                  st->params[second]->name);
+    else if (odd >= 0)
+        sb_printf(sb, "fix the shape of '%s'", st->params[odd]->name);
+    else
+        sb_puts(sb, "give the arrays shapes that agree");
+}
+
 static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
     if (domain && domain != Py_None) {
         if (!parse_triple(domain, "domain", NULL, 3, b->domain)) return false;
@@ -378,14 +411,17 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
             continue;
         }
         if (rooms_differ && sizes_differ) {
-            StrBuf sb = {0};
+            StrBuf sb = {0}, fix = {0};
             describe_fields(st, b, &sb);
+            shape_fix(st, b, a, &fix);
             PyErr_Format(PyExc_ValueError,
                          "the arrays disagree in size along %c (%s), so the default domain would "
                          "leave part of some of them uncomputed: pass domain= to say which box to "
-                         "compute",
-                         "IJK"[a], sb.oom || sb.data == NULL ? "?" : sb.data);
+                         "compute, or %s",
+                         "IJK"[a], sb.oom || sb.data == NULL ? "?" : sb.data,
+                         fix.oom || fix.data == NULL ? "fix the shapes" : fix.data);
             sb_free(&sb);
+            sb_free(&fix);
             return false;
         }
         if (best <= 0) {

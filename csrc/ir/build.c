@@ -408,8 +408,10 @@ static bool build_assign(Builder *b, PyObject *node, int line, int col, StmtList
         if (off[0] != 0 || off[1] != 0)
             return diag_error(st, DIAG_SEMANTIC, tline, tcol,
                               "write to '%s' with a horizontal offset [%d, %d, %d]: fields can only "
-                              "be written at their own (i, j) position",
-                              id, off[0], off[1], off[2]);
+                              "be written at their own (i, j) position; shift the reads instead: "
+                              "write `%s[0, 0, %d] = f(x[%d, %d, 0])`, not `%s[%d, %d, %d] = f(x)`",
+                              id, off[0], off[1], off[2], id, off[2], -off[0], -off[1], id,
+                              off[0], off[1], off[2]);
         s->assign.koff = off[2];
         if (!build_data_index(b, get_item(b, target, 5), &s->assign.ndi, s->assign.data_index,
                               tline, tcol))

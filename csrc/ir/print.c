@@ -13,12 +13,21 @@ static void print_bound(AxisBound b, StrBuf *o) {
     else sb_printf(o, "%d", b.offset);
 }
 
+/* A float literal that reads back exactly and reads as a float: 2.0, not 2 (%.17g, with
+ * ".0" where it has no point, exponent, nan or inf). */
+static void print_float(double v, StrBuf *o) {
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", v);
+    sb_puts(o, text);
+    if (strpbrk(text, ".eni") == NULL) sb_puts(o, ".0");
+}
+
 void ir_print_expr(const Expr *e, StrBuf *o) {
     switch (e->kind) {
     case E_CONST:
         if (e->type == DT_BOOL) sb_puts(o, e->cnst.i ? "True" : "False");
         else if (dtype_is_int(e->type)) sb_printf(o, "%lld", (long long)e->cnst.i);
-        else sb_printf(o, "%.17g", e->cnst.f);
+        else print_float(e->cnst.f, o);
         if (e->type != DT_FLOAT64 && e->type != DT_INT64 && e->type != DT_BOOL)
             sb_printf(o, ":%s", dtype_name(e->type));
         return;

@@ -156,7 +156,7 @@ class _Structure:
             intervals = [self.interval(scope, calls[names.index("interval")], node.body)]
         elif names == ["computation"]:
             comp_call = calls[0]
-            intervals = self._nested_intervals(scope, node.body)
+            intervals = self._nested_intervals(scope, node.body, ast.unparse(comp_call))
         elif len(names) == 3 and set(names) == {"computation", "interval", "horizontal"}:
             # GT4Py's one-line `with computation(P), interval(...), horizontal(region[...]):`
             comp_call = calls[names.index("computation")]
@@ -176,7 +176,12 @@ class _Structure:
         policy = self.policy(scope, comp_call)
         return ("computation", *scope.position(comp_call), policy, intervals)
 
-    def _nested_intervals(self, scope: _Scope, body: list[ast.stmt]) -> list[tuple]:
+    def _nested_intervals(self, scope: _Scope, body: list[ast.stmt],
+                          computation: str = "computation(PARALLEL)") -> list[tuple]:
+        """The ``with interval(...):`` blocks of ``with computation(...):``; ``computation``
+        is its call as written, for the fix of a forgotten interval."""
+        fix = (f"give each statement its interval: `with {computation}, interval(...):`, or "
+               f"`with interval(...):` blocks inside the computation")
         intervals = []
         for stmt in body:
             if _is_docstring(stmt) or isinstance(stmt, ast.Pass):
@@ -189,12 +194,13 @@ class _Structure:
                 raise scope.error(
                     GTScriptSyntaxError,
                     "a `with computation(...):` block may only contain `with interval(...):` "
-                    "blocks",
+                    f"blocks: {fix}",
                     stmt,
                 )
             intervals.append(self.interval(scope, calls[0], stmt.body))
         if not intervals:
-            raise scope.error(GTScriptSyntaxError, "computation without an interval", body[0])
+            raise scope.error(GTScriptSyntaxError, f"computation without an interval: {fix}",
+                              body[0])
         return intervals
 
     def policy(self, scope: _Scope, call: ast.Call) -> str:

@@ -108,11 +108,16 @@ bool nvrtc_load(const char *const *dirs, int ndirs, char *err, size_t errlen) {
     }
     if (h == NULL) h = open_system();
     if (h == NULL) {
+        const char *where = "only on the system library path (CUDA_HOME and CUDA_PATH are "
+                            "unset, and no sys.path entry has the nvidia-cuda-nvrtc wheel's "
+                            "nvidia/*/lib)";
+        bool some = looked.len && looked.data;
         snprintf(err, errlen,
-                 "NVRTC (libnvrtc.so*) was not found: looked in %s%sand on the system library path; "
-                 "install it with 'pip install gtscript[cuda]' (or 'pip install nvidia-cuda-nvrtc') "
-                 "or set CUDA_HOME",
-                 looked.len ? looked.data : "", looked.len ? " " : "");
+                 "NVRTC (libnvrtc.so*) was not found: looked %s%s%s; install it with "
+                 "'pip install gtscript[cuda]' (or 'pip install nvidia-cuda-nvrtc') or set "
+                 "CUDA_HOME",
+                 some ? "in " : where, some ? looked.data : "",
+                 some ? " and on the system library path" : "");
         sb_free(&looked);
         return false;
     }
