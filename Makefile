@@ -52,11 +52,13 @@ GT4PY12_REQS := "gt4py>=1.2,<1.3" "numpy>=1.26" pytest hypothesis xarray ipython
 # objects in definitions, the constructs GT4Py accepts, and the call and error tests that
 # compare with GT4Py; the corpus through gtscript's own API (test_conformance_gt4py.py, the
 # same oracle) runs on GT4Py 1.1 only.
-GT4PY12_TESTS ?= tests/test_gt4py_backend.py tests/test_corpus_gt4py_api.py \
-  tests/test_framework_gt4py.py tests/test_gt4py_objects.py tests/test_gt4py_accepted.py \
-  tests/test_unused_arguments.py tests/test_call_gt4py.py tests/test_errors_gt4py.py \
-  tests/test_field_info_gt4py_rules.py tests/test_function_semantics_gt4py.py \
-  tests/test_gt4py_compat.py tests/test_interval_bound_temporaries.py
+GT4PY12_TESTS ?= tests/compat_gt4py/test_gt4py_backend.py \
+  tests/compat_gt4py/test_corpus_gt4py_api.py tests/compat_gt4py/test_framework_gt4py.py \
+  tests/compat_gt4py/test_gt4py_objects.py tests/compat_gt4py/test_gt4py_accepted.py \
+  tests/compat_gt4py/test_unused_arguments.py tests/compat_gt4py/test_call_gt4py.py \
+  tests/compat_gt4py/test_errors_gt4py.py tests/compat_gt4py/test_field_info_gt4py_rules.py \
+  tests/compat_gt4py/test_function_semantics_gt4py.py tests/compat_gt4py/test_gt4py_compat.py \
+  tests/language/test_interval_bound_temporaries.py
 
 test-gt4py12: $(CORE312_STAMP)
 	@PYTHONPATH=$(CURDIR) $(V312PY) -m pytest -q -p no:cacheprovider -o addopts=-ra \
@@ -116,26 +118,32 @@ SAN_DIR   := build/sanitize
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 SAN_STAMP := $(SAN_DIR)/.core-built
 SAN_LOGS  := $(CURDIR)/$(SAN_DIR)/reports
-SANITIZE_TESTS ?= tests/test_call_errors.py tests/test_call_gt4py.py tests/test_stencil_object.py \
-  tests/test_storage.py tests/test_harden_call_overflow.py tests/test_harden_datadim_writes.py \
-  tests/test_harden_interrupt_while.py tests/test_interrupt.py tests/test_build_hardening.py \
-  tests/test_frontend.py tests/test_errors_gt4py.py tests/test_frontharden_errors.py \
-  tests/test_frontharden_temp_levels.py tests/test_frontharden_consteval.py \
-  tests/test_parallel_model.py tests/test_region_extents.py tests/test_checked_k_writes.py \
-  tests/test_column_sweeps.py tests/test_language_control.py tests/test_language_datadims.py \
-  tests/test_language_runtime.py tests/test_language_vertical.py tests/test_language_regions.py \
-  tests/test_language_operators.py tests/test_language_field_kinds.py \
-  tests/test_interval_field_bounds.py tests/test_interval_bound_temporaries.py \
-  tests/test_register_temporaries.py tests/test_cache.py tests/test_cache_hardening.py \
-  tests/test_cache_index.py tests/test_cuda.py tests/test_cuda_call_overhead.py tests/test_cuda_slab_loads.py \
-  tests/test_cuda_gpu_array_checks.py \
-  tests/test_conformance_gt4py.py \
-  tests/test_global_regions.py tests/test_column_blocks.py tests/test_fuzz_calls.py \
-  tests/test_plan_tuning.py tests/test_streaming_stores.py tests/test_joined_rows.py \
-  tests/test_duck_arrays.py tests/test_function_writethrough.py \
-  tests/test_runtime_check_stops.py tests/test_k_reads_in_array.py \
-  tests/test_tree_hardening.py tests/test_fuzz_trees.py tests/test_cache_repair.py \
-  tests/test_aliased_calls.py tests/test_unused_arguments.py tests/test_threads.py
+SANITIZE_TESTS ?= tests/call/test_call_errors.py tests/compat_gt4py/test_call_gt4py.py \
+  tests/api/test_stencil_object.py tests/api/test_storage.py tests/call/test_int64_limits.py \
+  tests/frontend/test_datadim_write_bounds.py tests/call/test_interrupt_while.py \
+  tests/call/test_interrupt.py tests/backends/cpu/test_deep_builds.py \
+  tests/frontend/test_definition_tree.py tests/compat_gt4py/test_errors_gt4py.py \
+  tests/frontend/test_build_errors.py tests/analysis/test_temporary_levels.py \
+  tests/frontend/test_compile_time_evaluator.py tests/analysis/test_parallel_model.py \
+  tests/analysis/test_region_extents.py tests/language/test_checked_k_writes.py \
+  tests/backends/cpu/test_column_sweeps.py tests/language/test_language_control.py \
+  tests/language/test_language_datadims.py tests/language/test_language_runtime.py \
+  tests/language/test_language_vertical.py tests/language/test_language_regions.py \
+  tests/language/test_language_operators.py tests/language/test_language_field_kinds.py \
+  tests/language/test_interval_field_bounds.py tests/language/test_interval_bound_temporaries.py \
+  tests/analysis/test_register_temporaries.py tests/cache/test_cache.py \
+  tests/cache/test_disk_cache_safety.py tests/cache/test_cache_index.py \
+  tests/backends/cuda/test_cuda.py tests/backends/cuda/test_cuda_call_overhead.py \
+  tests/backends/cuda/test_cuda_slab_loads.py tests/backends/cuda/test_cuda_gpu_array_checks.py \
+  tests/compat_gt4py/test_conformance_gt4py.py tests/language/test_global_regions.py \
+  tests/backends/cpu/test_column_blocks.py tests/fuzz/test_fuzz_calls.py \
+  tests/backends/cpu/test_plan_tuning.py tests/backends/cpu/test_streaming_stores.py \
+  tests/backends/cpu/test_joined_rows.py tests/call/test_duck_arrays.py \
+  tests/language/test_function_writethrough.py tests/call/test_runtime_check_stops.py \
+  tests/language/test_k_reads_in_array.py tests/analysis/test_tree_validation.py \
+  tests/fuzz/test_fuzz_trees.py tests/cache/test_cache_repair.py \
+  tests/analysis/test_aliased_calls.py tests/compat_gt4py/test_unused_arguments.py \
+  tests/backends/cpu/test_threads.py
 SANITIZE_K ?= (not test_gtscript_agrees_with_gt4py or c06_regions) and not process_pools \
   and not eight_processes_building
 ifeq ($(FULL),1)
@@ -199,7 +207,7 @@ LLVM_CHECK = if command -v llvm-config-19 >/dev/null 2>&1; then \
     echo "LLVM 19 is missing. Run:  sudo apt-get install -y llvm-19-dev"; exit 1; \
   fi
 
-# The headless browser tests/test_docs_browser.py reads the built site with (Selenium, from the
+# The headless browser tests/docs/test_docs_browser.py reads the built site with (Selenium, from the
 # test extra, drives it): Debian's Chromium and its WebDriver, installed when missing.
 browser:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \

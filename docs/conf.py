@@ -1,5 +1,5 @@
 """Sphinx configuration of the documentation site (``make docs``; built with ``-W`` by
-tests/test_docs_site.py, so a warning fails the test suite).
+tests/docs/test_docs_site.py, so a warning fails the test suite).
 
 Sphinx with MyST: the pages stay the Markdown files of docs/ that GitHub shows and
 pytest-markdown-docs runs; myst-nb renders the notebooks (docs/notebooks is a link to
@@ -8,7 +8,7 @@ numpy-style docstrings, whose examples pytest runs as doctests.
 
 The theme is pydata-sphinx-theme, the one NumPy, SciPy, pandas and xarray use: a reader from
 the scientific Python stack finds the navigation where they expect it. Code blocks wrap
-rather than scroll sideways (_static/gtscript.css; tests/test_docs_browser.py measures them
+rather than scroll sideways (_static/gtscript.css; tests/docs/test_docs_browser.py measures them
 at 1280 px), each has a copy button (sphinx-copybutton), the API reference links to its
 source (viewcode) and to Python's and NumPy's documentation (intersphinx, from the inventories
 shipped in _intersphinx/, so that the build needs no network).

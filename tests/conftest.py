@@ -8,10 +8,19 @@
   and checks that nothing outside the origin/domain region - or outside a view's own
   elements - was written.
 - `in_layout` / `out_layout` / `layout`: the layouts, for tests that sweep them.
+
+The test modules live in folders by the part of gtscript they test (docs/testing.md, "Where the
+tests are"); the helper modules and data folders they share stay here in tests/. This folder and
+every folder of test modules (``SUITE_FOLDERS``) go on ``sys.path`` before any test module is
+collected, so a test module imports a helper (``from shared_stencils import ...``) or another
+test module (``from test_language_runtime import ...``) by its bare name, whichever folder it is
+in. pytest imports test modules by their bare names too (its default "prepend" import mode, the
+folders being no packages), so two test modules may not share a name.
 """
 
 import os
 import shutil
+import sys
 import tempfile
 
 import numpy as np
@@ -26,6 +35,15 @@ BACKENDS = ("cpu", "numpy")
 #:  strided    every axis strided, no unit-stride axis: big[::2, 1::3, ::2]
 #:  kij        view of a C-ordered (K, I, J) copy: K is the slowest axis, J the fastest
 LAYOUTS = ("C", "F", "sliced", "strided", "kij")
+
+#: The folders of test modules, relative to tests/ (docs/testing.md, "Where the tests are").
+SUITE_FOLDERS = ("frontend", "analysis", "language", "backends", "backends/cpu", "backends/cuda",
+                 "call", "api", "cache", "compat_gt4py", "distributed", "fuzz", "docs",
+                 "packaging", "benchmarks")
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+for _folder in (TESTS_DIR, *(os.path.join(TESTS_DIR, f) for f in SUITE_FOLDERS)):
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
 
 #: Value written into outputs before a call: a stencil must leave it alone outside its domain.
 SENTINEL = 1234.5

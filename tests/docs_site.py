@@ -1,8 +1,8 @@
 """The documentation site's build for the tests: ``make docs``'s command (``sphinx -W``) in a
 subprocess, into a temporary folder, with private Jupyter, IPython and gtscript cache folders,
 so that it touches nothing of the user's or of the checkout. tests/conftest.py builds it once
-per session (the ``docs_site`` fixture) for tests/test_docs_site.py and
-tests/test_docs_browser.py.
+per session (the ``docs_site`` fixture) for tests/docs/test_docs_site.py and
+tests/docs/test_docs_browser.py.
 """
 
 import os
@@ -34,7 +34,7 @@ def build_site(root):
     # nor is libzmq's assertion in a kernel shut down under load (signaler.cpp, seen in about
     # one build in three on a loaded 2-core machine), nor the ZMQ traceback such a kernel's
     # event loop logs (seen once in a full run): the build's status and every notebook's
-    # rendered outputs (tests/test_docs_site.py) still tell whether the pages are right
+    # rendered outputs (tests/docs/test_docs_site.py) still tell whether the pages are right
     sphinx_lines = []
     in_kernel_traceback = False
     for line in proc.stderr.splitlines():

@@ -1,6 +1,6 @@
 """Stencil definitions in a module with ``from __future__ import annotations`` (not a test
 module itself): every annotation reaches the frontend as a string, which it evaluates at
-compile time (tests/test_future_annotations.py)."""
+compile time (tests/frontend/test_future_annotations.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the fuzz suite (tests/test_fuzz_*.py): random well-formed GTScript
+"""Hypothesis strategies for the fuzz suite (tests/fuzz/test_fuzz_*.py): random well-formed GTScript
 definitions generated as source text from a grammar of the language, and the helpers that
 load them from a real file (so the frontend captures their source as it would a user's).
 

@@ -5,7 +5,7 @@ core built without LLVM): which cases disagree, and by how much.
     python benchmarks/gpu/check_registry.py --md registry.md --json registry.json
 
 A case passes when every array the call may write matches the reference within the tolerance
-of tests/test_cuda_gpu.py (float64 1e-11, float32 1e-5, integers exactly), and a call the
+of tests/backends/cuda/test_cuda_gpu.py (float64 1e-11, float32 1e-5, integers exactly), and a call the
 reference rejects is rejected by the cuda backend with the same exception type. Exits 1 when a
 case fails, 2 when there is no GPU.
 """

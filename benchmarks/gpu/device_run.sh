@@ -11,7 +11,7 @@
 #      If that build fails and build/gpu-carry/ holds a prebuilt core for this Python
 #      (_core.cpython-3XY-*.so, see benchmarks/gpu/README.md), that one is used instead; where
 #      the Python headers are missing, build/gpu-carry/include/python3.XY is tried;
-#   2. runs the tests that need a GPU (tests/test_cuda_gpu.py, the cuda storage test);
+#   2. runs the tests that need a GPU (tests/backends/cuda/test_cuda_gpu.py, the cuda storage test);
 #   3. runs the cuda benchmark (benchmarks/run.py --backend cuda);
 #   4. runs every stencil of the test registry on the cuda backend, NumPy and CuPy arrays,
 #      against the reference backend (benchmarks/gpu/check_registry.py).
@@ -118,7 +118,7 @@ step "GPU tests"
 PER_TEST=()
 "$PY" -c "import pytest_timeout" 2>/dev/null && PER_TEST=(--timeout=60)
 timeout -k 10 "$(limit 150 220)" "$PY" -m pytest -p no:cacheprovider -o addopts="" -rA -q ${PER_TEST[@]+"${PER_TEST[@]}"} \
-  tests/test_cuda_gpu.py tests/test_storage.py::test_cuda_needs_cupy_and_gives_a_cuda_array \
+  tests/backends/cuda/test_cuda_gpu.py tests/api/test_storage.py::test_cuda_needs_cupy_and_gives_a_cuda_array \
   > "$OUT/tests.txt" 2>&1
 note "GPU tests (tests.txt)" $?
 tail -15 "$OUT/tests.txt"

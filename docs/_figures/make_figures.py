@@ -11,7 +11,7 @@ themselves hold, so that a figure cannot say something its page does not.
 
 The site's build writes them into its output folder (docs/_ext/figures.py, the
 ``gtscript-figure`` directive); ``python docs/_figures/make_figures.py OUTDIR`` writes them
-anywhere; tests/test_docs_figures.py draws each one and checks its numbers against the pages.
+anywhere; tests/docs/test_docs_figures.py draws each one and checks its numbers against the pages.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import sys
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -27,11 +29,23 @@ import gtscript
 #: without LLVM (GTSCRIPT_LLVM=OFF: no cpu backend).
 REFERENCE = "cpu" if gtscript._core.target()["llvm"] != "none" else "numpy"
 
-MODULES = ("shared_stencils", "test_spine", "test_language_absolute_k", "test_language_compile_time",
-           "test_language_control", "test_language_fields", "test_language_field_kinds",
-           "test_language_runtime", "test_language_operators", "test_language_regions",
-           "test_language_vertical", "test_region_extents", "test_language_datadims",
-           "test_parallel_model", "test_gt4py_compat")
+#: The modules searched, each with its folder under tests/ (on sys.path below: the test suite's
+#: conftest.py puts them there too, and pytest imports test modules by their bare names).
+FOLDERS = {"shared_stencils": "", "test_backend_agreement": "backends",
+           "test_language_absolute_k": "language", "test_language_compile_time": "language",
+           "test_language_control": "language", "test_language_fields": "language",
+           "test_language_field_kinds": "language", "test_language_runtime": "language",
+           "test_language_operators": "language", "test_language_regions": "language",
+           "test_language_vertical": "language", "test_region_extents": "analysis",
+           "test_language_datadims": "language", "test_parallel_model": "analysis",
+           "test_gt4py_compat": "compat_gt4py"}
+MODULES = tuple(FOLDERS)
+
+_TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _folder in sorted(set(FOLDERS.values())):
+    _path = os.path.join(_TESTS, _folder) if _folder else _TESTS
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 def _externals(module, name):

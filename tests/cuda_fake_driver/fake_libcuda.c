@@ -1,5 +1,5 @@
 /* A stand-in for libcuda.so.1 that runs nothing: it records the driver calls a stencil call
- * makes (tests/test_cuda_call_overhead.py), so the GPU call path's host work can be counted
+ * makes (tests/backends/cuda/test_cuda_call_overhead.py), so the GPU call path's host work can be counted
  * on a machine without a GPU. Device memory is host memory; kernels are never executed. */
 #include <stdio.h>
 #include <stdlib.h>

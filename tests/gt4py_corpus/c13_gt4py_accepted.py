@@ -32,7 +32,7 @@ def _ellipsis_case(definition, reference, needs):
 
 
 # (without K offsets: GT4Py's field_info reports no K boundary for them under such a bound,
-# gtscript the levels they may reach; tests/test_gt4py_accepted.py runs them)
+# gtscript the levels they may reach; tests/compat_gt4py/test_gt4py_accepted.py runs them)
 def bound_indexed_end(a: Field[np.float64], idx: Field[IJ, np.int64], out: Field[np.float64]):
     with computation(PARALLEL), interval(0, idx[0, 0]):
         out = a * 2.0 + 1.0

@@ -1,4 +1,4 @@
-"""Run under `mpiexec -n N python -m mpi4py` by tests/test_distributed.py: rank 1 passes a
+"""Run under `mpiexec -n N python -m mpi4py` by tests/distributed/test_distributed.py: rank 1 passes a
 wrong argument to run() while the others pass the right one. run() agrees with every rank
 on its arguments before any message, so every rank raises the same DecompositionError, and
 mpi4py's runner turns the uncaught exception into MPI_Abort: every rank ends instead of

@@ -1,4 +1,4 @@
-"""Run under mpiexec by tests/test_distributed.py: every case compares the distributed run
+"""Run under mpiexec by tests/distributed/test_distributed.py: every case compares the distributed run
 with a single-process run of the same stencil on the global grid (each rank computes the
 reference itself) and prints "OK <case> rank <r>"; a failure raises (mpi4py then aborts
 every rank)."""

@@ -1,4 +1,4 @@
-"""Run under `mpiexec -n 4 python -m mpi4py` by tests/test_distributed.py: ranks that do not
+"""Run under `mpiexec -n 4 python -m mpi4py` by tests/distributed/test_distributed.py: ranks that do not
 agree on what a collective operation moves. Every case either exchanges correctly ("OK <case>
 rank <r>") or raises the same DecompositionError on every rank ("ERROR <case> rank <r>:
 <text>"), and the decomposition still works afterwards (no message left behind). The

@@ -1,4 +1,4 @@
-"""Run under mpiexec by tests/test_distributed.py: every rank gets its own, empty disk cache
+"""Run under mpiexec by tests/distributed/test_distributed.py: every rank gets its own, empty disk cache
 (no shared file system); distributed.stencil compiles on rank 0 only, the others load the
 broadcast object. Prints "SOURCE <rank> <module_source> <cache key>"."""
 

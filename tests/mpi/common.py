@@ -1,5 +1,5 @@
 """Stencils and single-process references shared by the MPI test scripts (run under
-mpiexec by tests/test_distributed.py)."""
+mpiexec by tests/distributed/test_distributed.py)."""
 
 import numpy as np
 
