@@ -17,9 +17,14 @@
  *   - every read is at offset (0, 0, 0), with no variable K offset or data index, or at the
  *     sweep's previous level (0, 0, -1) in FORWARD, (0, 0, 1) in BACKWARD; every write at
  *     the point itself;
- *   - in each interval of that computation, in program order, no read at the point itself
- *     comes before an unguarded assignment of t outside any while loop (a guard, a while
- *     loop's condition or body, may run or not: their writes define nothing);
+ *   - in each interval of that computation, in program order, every read at the point itself
+ *     comes after an assignment of t outside any while loop (a while loop's condition or body
+ *     may run or not: their writes define nothing) that is unguarded, or whose guard G the
+ *     read's guard implies: the read's guard is G or a conjunction with G in it (a statement
+ *     of the same `if` branch, or of an `if` nested in it), compared as expressions (the
+ *     inlining pass gives each statement its own copy of a condition), and nothing G reads is
+ *     written from the assignment up to the read, so G has the same value at both: where the
+ *     read's guard holds, t was just written at that point and level;
  *   - where t is read at the previous level, the interval writes it so at every level, and so
  *     does the interval run just before it, which ends where it starts: the previous level's
  *     value is then always the last one the sweep wrote, which the backend keeps in a second
@@ -43,6 +48,12 @@ typedef struct {
     int *comp;     /* per temporary: the one computation accessing it, or COMP_* */
     bool *bad;     /* per temporary: some access rules it out */
     bool *set;     /* per temporary: written unconditionally so far in this interval */
+    const Expr **under; /* per temporary: else the guard of its first write so far, or NULL */
+    int *under_at;      /* ... and that write's statement (an index into list) */
+    const StmtList *list; /* the interval's statements walked, */
+    int at;               /* the one walked, */
+    const Expr *guard;    /* and its guard, while its value is walked (NULL: none, or in a
+                           * while loop) */
     bool *prev;    /* per temporary: read at the previous level in this interval */
     bool *carried; /* per temporary: read at the previous level somewhere */
     bool *before;  /* per temporary: written unconditionally in the interval run before */
@@ -63,28 +74,109 @@ static void note_comp(RegCtx *R, const Symbol *s) {
     *c = *c == COMP_NONE || *c == R->here ? R->here : COMP_MANY;
 }
 
+/* Whether a and b are the same expression (false where unsure). */
+static bool same_expr(const Expr *a, const Expr *b) {
+    if (a == b) return true;
+    if (a == NULL || b == NULL || a->kind != b->kind || a->type != b->type) return false;
+    switch (a->kind) {
+    case E_CONST: return a->cnst.i == b->cnst.i; /* the same bits (the union's widest) */
+    case E_FIELD:
+        return a->field.sym == b->field.sym && !a->field.kexpr && !b->field.kexpr &&
+               !a->field.ndi && !b->field.ndi && a->field.off[0] == b->field.off[0] &&
+               a->field.off[1] == b->field.off[1] && a->field.off[2] == b->field.off[2];
+    case E_SCALAR: return a->scalar == b->scalar;
+    case E_UNARY:
+    case E_BINARY:
+    case E_CMP:
+    case E_LOGIC:
+        return a->op.op == b->op.op && same_expr(a->op.a, b->op.a) && same_expr(a->op.b, b->op.b);
+    case E_TERNARY:
+        return same_expr(a->ternary.cond, b->ternary.cond) &&
+               same_expr(a->ternary.a, b->ternary.a) && same_expr(a->ternary.b, b->ternary.b);
+    case E_CAST: return same_expr(a->cast, b->cast);
+    case E_KINDEX: return true;
+    default: return false; /* calls: not needed by guards */
+    }
+}
+
+/* Whether guard h holds only where guard g does: h is g, or a conjunction with g in it. */
+static bool implies(const Expr *h, const Expr *g) {
+    while (h != NULL) {
+        if (same_expr(h, g)) return true;
+        if (h->kind != E_LOGIC || h->op.op != OP_AND) return false;
+        if (implies(h->op.b, g)) return true;
+        h = h->op.a;
+    }
+    return false;
+}
+
+static bool writes(const Stmt *s, const Symbol *sym) {
+    if (s->kind == S_ASSIGN) return s->assign.target == sym;
+    if (s->kind != S_WHILE) return false;
+    for (int i = 0; i < s->while_.body.n; i++)
+        if (writes(s->while_.body.items[i], sym)) return true;
+    return false;
+}
+
+typedef struct {
+    const StmtList *list;
+    int from, to;
+    bool changed;
+} Between;
+
+static void written_between(void *ctx, Expr *e) {
+    Between *B = ctx;
+    for (int i = B->from; i < B->to && !B->changed; i++)
+        if (writes(B->list->items[i], e->field.sym)) B->changed = true;
+}
+
+/* Whether guard g, as written at statement `from` of list, has the same value at statement
+ * `to`: nothing it reads is written in between (the write at `from` included). */
+static bool unchanged(const StmtList *list, int from, int to, const Expr *g) {
+    Between B = {list, from, to, false};
+    expr_visit_fields((Expr *)g, written_between, &B);
+    return !B.changed;
+}
+
 static void visit_read(void *ctx, Expr *e) {
     RegCtx *R = ctx;
     const Symbol *s = e->field.sym;
     if (s->kind != SYM_TEMP) return;
     note_comp(R, s);
     int at = where(R, e);
-    if (at < 0 || (at == 0 && !R->set[s->index])) R->bad[s->index] = true;
+    const Expr *g = R->under[s->index];
+    bool defined = R->set[s->index] ||
+                   (g != NULL && R->guard != NULL && implies(R->guard, g) &&
+                    unchanged(R->list, R->under_at[s->index], R->at, g));
+    if (at < 0 || (at == 0 && !defined)) R->bad[s->index] = true;
     if (at == 1) R->prev[s->index] = R->carried[s->index] = true;
 }
 
 static void visit_list(RegCtx *R, const StmtList *l, bool definite) {
     for (int i = 0; i < l->n; i++) {
         const Stmt *s = l->items[i];
+        R->guard = NULL;
+        if (definite) {
+            R->list = l;
+            R->at = i;
+        }
         expr_visit_fields(s->guard, visit_read, R);
         if (s->kind == S_ASSIGN) {
+            /* the value is computed only where the statement's guard holds */
+            R->guard = definite ? s->guard : NULL;
             expr_visit_fields(s->assign.value, visit_read, R);
             if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_read, R);
+            R->guard = NULL;
             const Symbol *t = s->assign.target;
             if (t->kind != SYM_TEMP) continue;
             note_comp(R, t);
-            if (s->assign.koff != 0 || s->assign.kexpr || s->assign.ndi != 0) R->bad[t->index] = true;
+            if (s->assign.koff != 0 || s->assign.kexpr || s->assign.ndi != 0)
+                R->bad[t->index] = true;
             else if (definite && (s->guard == NULL || t->is_mask)) R->set[t->index] = true;
+            else if (definite && R->under[t->index] == NULL) {
+                R->under[t->index] = s->guard;
+                R->under_at[t->index] = i;
+            }
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, visit_read, R);
             visit_list(R, &s->while_.body, false);
@@ -100,10 +192,13 @@ bool registers_assign(Stencil *st) {
                 .comp = arena_alloc(&st->arena, sizeof(int) * n),
                 .bad = arena_alloc(&st->arena, sizeof(bool) * n),
                 .set = arena_alloc(&st->arena, sizeof(bool) * n),
+                .under = arena_alloc(&st->arena, sizeof(Expr *) * n),
+                .under_at = arena_alloc(&st->arena, sizeof(int) * n),
                 .prev = arena_alloc(&st->arena, sizeof(bool) * n),
                 .carried = arena_alloc(&st->arena, sizeof(bool) * n),
                 .before = arena_alloc(&st->arena, sizeof(bool) * n)};
-    if (!R.comp || !R.bad || !R.set || !R.prev || !R.carried || !R.before)
+    if (!R.comp || !R.bad || !R.set || !R.under || !R.under_at || !R.prev || !R.carried ||
+        !R.before)
         return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     for (size_t t = 0; t < n; t++) {
         R.comp[t] = COMP_NONE;
@@ -116,13 +211,17 @@ bool registers_assign(Stencil *st) {
         for (size_t t = 0; t < n; t++) R.before[t] = false;
         for (int i = 0; i < comp->nintervals; i++) {
             const Interval *in = &comp->intervals[i];
-            for (size_t t = 0; t < n; t++) R.set[t] = R.prev[t] = false;
+            for (size_t t = 0; t < n; t++) {
+                R.set[t] = R.prev[t] = false;
+                R.under[t] = NULL;
+            }
             visit_list(&R, &in->body, true);
             /* the interval run before ends where this one starts (intervals are in execution
              * order: a BACKWARD sweep's come from the top) */
             bool adjacent = false;
             if (i > 0) {
-                AxisBound a = R.kprev < 0 ? comp->intervals[i - 1].end : comp->intervals[i - 1].start;
+                const Interval *last = &comp->intervals[i - 1];
+                AxisBound a = R.kprev < 0 ? last->end : last->start;
                 AxisBound b = R.kprev < 0 ? in->start : in->end;
                 adjacent = bound_cmp(a, b) == 0 && a.sym == b.sym;
             }
