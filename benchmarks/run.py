@@ -24,18 +24,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report as formatting  # noqa: E402
 import suite  # noqa: E402
+from gtscript._bench import parse_size  # noqa: E402  (python -m gtscript bench's)
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
-
-
-def parse_size(text):
-    try:
-        size = tuple(int(n) for n in text.lower().split("x"))
-    except ValueError:
-        size = ()
-    if len(size) != 3 or min(size) < 5:
-        raise argparse.ArgumentTypeError(f"expected NXxNYxNZ with every size >= 5, got {text!r}")
-    return size
 
 
 def parse_args(argv):
