@@ -33,6 +33,9 @@ bool extents_compute(Stencil *st);
 bool extents_recompute_keeping_contract(Stencil *st);
 bool schedule_columns(Stencil *st);
 bool registers_assign(Stencil *st);
+/* Whether anything `value` reads is written by statements [from, to] of body (inline.c;
+ * registers.c: a guard's value from its write to its read). */
+bool value_clobbered(const Expr *value, const StmtList *body, int from, int to);
 bool inline_temporaries(Stencil *st);
 bool tile_extents(Stencil *st);
 

@@ -136,8 +136,7 @@ static void check_clobber(void *ctx, Expr *e) {
         if (stmt_writes(C->body->items[i], e->field.sym)) C->clobbered = true;
 }
 
-/* Is anything D's value reads written by statements [from, to]? */
-static bool value_clobbered(const Expr *value, const StmtList *body, int from, int to) {
+bool value_clobbered(const Expr *value, const StmtList *body, int from, int to) {
     ClobberCtx C = {body, from, to, false};
     expr_visit_fields((Expr *)value, check_clobber, &C);
     return C.clobbered;

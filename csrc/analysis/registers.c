@@ -110,34 +110,6 @@ static bool implies(const Expr *h, const Expr *g) {
     return false;
 }
 
-static bool writes(const Stmt *s, const Symbol *sym) {
-    if (s->kind == S_ASSIGN) return s->assign.target == sym;
-    if (s->kind != S_WHILE) return false;
-    for (int i = 0; i < s->while_.body.n; i++)
-        if (writes(s->while_.body.items[i], sym)) return true;
-    return false;
-}
-
-typedef struct {
-    const StmtList *list;
-    int from, to;
-    bool changed;
-} Between;
-
-static void written_between(void *ctx, Expr *e) {
-    Between *B = ctx;
-    for (int i = B->from; i < B->to && !B->changed; i++)
-        if (writes(B->list->items[i], e->field.sym)) B->changed = true;
-}
-
-/* Whether guard g, as written at statement `from` of list, has the same value at statement
- * `to`: nothing it reads is written in between (the write at `from` included). */
-static bool unchanged(const StmtList *list, int from, int to, const Expr *g) {
-    Between B = {list, from, to, false};
-    expr_visit_fields((Expr *)g, written_between, &B);
-    return !B.changed;
-}
-
 static void visit_read(void *ctx, Expr *e) {
     RegCtx *R = ctx;
     const Symbol *s = e->field.sym;
@@ -147,7 +119,7 @@ static void visit_read(void *ctx, Expr *e) {
     const Expr *g = R->under[s->index];
     bool defined = R->set[s->index] ||
                    (g != NULL && R->guard != NULL && implies(R->guard, g) &&
-                    unchanged(R->list, R->under_at[s->index], R->at, g));
+                    !value_clobbered(g, R->list, R->under_at[s->index], R->at - 1));
     if (at < 0 || (at == 0 && !defined)) R->bad[s->index] = true;
     if (at == 1) R->prev[s->index] = R->carried[s->index] = true;
 }
