@@ -323,15 +323,15 @@ static void describe_fields(const Stencil *st, const Bound *b, StrBuf *sb) {
     }
 }
 
-/* The domain that field i's array leaves along axis a (its room from its origin, less what
- * the stencil reads beyond the domain), into *size; false when that overflows. */
-static bool field_size(const Stencil *st, const Bound *b, int i, int a, int64_t *size) {
+/* Field i's array along axis a (one it has): its room from its origin, and the domain that
+ * leaves (less what the stencil reads beyond the domain); false when either overflows. */
+static bool field_room(const Stencil *st, const Bound *b, int i, int a, int64_t *room,
+                       int64_t *size) {
     const Symbol *s = st->params[i];
-    int64_t room;
     return !__builtin_sub_overflow((int64_t)PyArray_DIM((PyArrayObject *)b->value[i],
                                                         field_dim_of(s, a)),
-                                   b->origin[i][a], &room) &&
-           !__builtin_sub_overflow(room, upper_extent(st, s, a), size);
+                                   b->origin[i][a], room) &&
+           !__builtin_sub_overflow(*room, upper_extent(st, s, a), size);
 }
 
 /* The second fix of arrays that disagree in size along axis a, into sb: "fix the shape of
@@ -340,16 +340,16 @@ static bool field_size(const Stencil *st, const Bound *b, int i, int a, int64_t 
 static void shape_fix(const Stencil *st, const Bound *b, int a, StrBuf *sb) {
     int n = 0, odd = -1, first = -1, second = -1;
     for (int i = 0; i < st->nparams; i++) {
-        int64_t size, other;
+        int64_t room, size, other;
         if (!sizes_domain(st, b, i) || field_dim_of(st->params[i], a) < 0 ||
-            !field_size(st, b, i, a, &size))
+            !field_room(st, b, i, a, &room, &size))
             continue;
         if (n++ == 0) first = i;
         else if (n == 2) second = i;
         int same = 0;
         for (int j = 0; j < st->nparams; j++)
             if (j != i && sizes_domain(st, b, j) && field_dim_of(st->params[j], a) >= 0 &&
-                field_size(st, b, j, a, &other) && other == size)
+                field_room(st, b, j, a, &room, &other) && other == size)
                 same++;
         if (same == 0) odd = odd == -1 ? i : -2; /* -2: more than one without a match */
     }
@@ -387,12 +387,9 @@ static bool resolve_domain(const Stencil *st, PyObject *domain, Bound *b) {
         for (int i = 0; i < st->nparams; i++) {
             if (!sizes_domain(st, b, i)) continue;
             const Symbol *s = st->params[i];
-            int d = field_dim_of(s, a);
-            if (d < 0) continue;
+            if (field_dim_of(s, a) < 0) continue;
             int64_t room, size;
-            if (__builtin_sub_overflow((int64_t)PyArray_DIM((PyArrayObject *)b->value[i], d),
-                                       b->origin[i][a], &room) ||
-                __builtin_sub_overflow(room, upper_extent(st, s, a), &size)) {
+            if (!field_room(st, b, i, a, &room, &size)) {
                 PyErr_Format(PyExc_ValueError, "origin %lld of '%s' along %c is out of range",
                              (long long)b->origin[i][a], s->name, "IJK"[a]);
                 return false;
