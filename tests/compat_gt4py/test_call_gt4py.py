@@ -527,6 +527,33 @@ def test_a_written_list_is_refused_with_the_fix(fields, any_backend):
         assert "pass np.asarray(data) and read the result from that array" in str(err)
 
 
+def test_lists_against_gt4py_itself(fields):
+    """GT4Py 1.1's numpy backend, run: a read list or tuple gives what its array gives, the
+    same as gtscript's result; a written list is left as it was (the result is lost, so
+    gtscript refuses it); an int list is computed with (GT4Py casts arrays silently too:
+    gtscript refuses both, its no-implicit-cast rule)."""
+    gt4py_gtscript = _gt4py()
+    theirs = gt4py_gtscript.stencil(backend="numpy", definition=scaled_defn(gt4py_gtscript.Field))
+    ours = gtscript.stencil("cpu", scaled_defn(Field))
+    a = fields.random((3, 4, 2))
+    for given in (a.tolist(), tuple(map(tuple, a.tolist()))):
+        got = [np.zeros_like(a), np.zeros_like(a)]
+        theirs(given, got[0])
+        ours(given, got[1])
+        np.testing.assert_array_equal(got[0], got[1])
+        np.testing.assert_array_equal(got[1], 2.0 * a)
+    written = np.zeros_like(a).tolist()
+    theirs(a, written)
+    assert np.all(np.asarray(written) == 0.0)
+    with pytest.raises(TypeError, match="cannot be written in place"):
+        ours(a, np.zeros_like(a).tolist())
+    ints, out = (10 * a).astype(np.int64), np.zeros_like(a)
+    theirs(ints.tolist(), out)
+    np.testing.assert_array_equal(out, 2.0 * ints)
+    with pytest.raises(TypeError, match="has dtype int64"):
+        ours(ints.tolist(), np.zeros_like(a))
+
+
 def test_converted_lists_leak_nothing(fields):
     """The array NumPy makes of a list lives for the call and no longer, whether the call
     runs or fails after the conversion (a later argument's error, the list's own dtype)."""
