@@ -29,8 +29,9 @@ bool analyse_stencil(Stencil *st) {
     if (st->compute_on_the_fly &&
         (!inline_temporaries(st) || !extents_recompute_keeping_contract(st)))
         return false;
-    if (st->schedule_columns && (!schedule_columns(st) || !registers_assign(st))) return false;
-    return tile_extents(st);
+    if (st->schedule_columns && !schedule_columns(st)) return false;
+    if (!tile_extents(st)) return false;
+    return !st->schedule_columns || (nests_assign(st) && registers_assign(st));
 }
 
 int bound_cmp(AxisBound a, AxisBound b) {

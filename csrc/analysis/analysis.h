@@ -11,8 +11,9 @@
  *   extents_compute   the seeds' backward extent pass, field access extents, K constraints
  *   alias_summary     the statements as written, for the call's aliasing check (aliasing.h)
  *   schedule_columns  computations that may sweep column by column; column-local temporaries
- *   registers_assign  column-local temporaries a sweep keeps in registers (no buffer)
  *   tile_extents      where a tile computes each statement, regions' reads across tile edges
+ *   nests_assign      which consecutive statements share one loop nest (outside column groups)
+ *   registers_assign  temporaries a column sweep or a loop nest keeps in registers (no buffer)
  * Each pass reads the IR, fills in facts or rewrites it, and returns false with st->diag set.
  * The rule checks keep going after a violation, so the error names the first one in source
  * order and counts them all.
@@ -33,6 +34,20 @@ bool extents_compute(Stencil *st);
 bool extents_recompute_keeping_contract(Stencil *st);
 bool schedule_columns(Stencil *st);
 bool registers_assign(Stencil *st);
+/* A loop-nest run's size at most (nests.c): NEST_RUN_MAX statements, of which at most
+ * NEST_RUN_MAX_STORES write memory (a field, or a temporary that is no register candidate).
+ * Point-wise statements whose temporaries live in registers gain from one long loop body
+ * (each value stays in a register, and LLVM vectorises the whole chain); a loop storing to
+ * more arrays than that runs slower than two (more streams than the prefetchers and the
+ * L1 cache keep up with: benchmarks/, docs/performance.md). */
+enum { NEST_RUN_MAX = 1024, NEST_RUN_MAX_STORES = 32 };
+/* How many statements of `l` from `start` on (at least 1) may share one loop nest; the
+ * writes of temporaries marked in `candidate` (by index; NULL: none) are not counted as
+ * stores (nests.c). */
+int nest_run(const Stencil *st, const StmtList *l, int start, const bool *candidate);
+/* Whether computation b continues a's statement list: both PARALLEL over one interval. */
+bool comps_continue(const Computation *a, const Computation *b);
+bool nests_assign(Stencil *st);
 /* Whether anything `value` reads is written by statements [from, to] of body (inline.c;
  * registers.c: a guard's value from its write to its read). */
 bool value_clobbered(const Expr *value, const StmtList *body, int from, int to);

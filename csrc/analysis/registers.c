@@ -1,5 +1,5 @@
 /*
- * Temporaries a column sweep keeps in registers.
+ * Temporaries kept in registers: by a column sweep, or by one loop nest.
  *
  * A column group's sweep (schedule.c) runs one column at a time through its levels. A
  * column-local temporary that the sweep reads only at the point itself, and whose value at
@@ -36,6 +36,16 @@
  * is. (Where G does not hold, the register's value is never what decides: `G and ...` is
  * false. The backend starts every register at zero, so no read is ever of an undefined
  * value.)
+ *
+ * Outside column groups, statements run in the loop-nest runs of nests.c: each run's
+ * statements one after the other at each point of one nest. A temporary whose every access
+ * lies in one run, read only at the point itself after a write there by the same rule as
+ * above (unguarded, or under a guard the read's implies; no previous level: a nest reads no
+ * other point), never needs another point's value: the nest keeps it in a register
+ * (reg_run), set to zero at the start of each point. A physics scheme's point-wise PARALLEL
+ * computation (saturation adjustment: hundreds of short-lived temporaries under nested field
+ * conditionals) then stores only the fields it writes, and its guarded writes become selects
+ * that LLVM vectorises along the unit-stride axis.
  */
 #include <stdlib.h>
 
@@ -156,9 +166,47 @@ static void visit_list(RegCtx *R, const StmtList *l, bool definite) {
     }
 }
 
+/* Nest registers (the second rule above): the walk of every run, after one over the
+ * statements outside runs (the column groups) that only marks what they access. */
+static bool nest_registers(RegCtx *R) {
+    Stencil *st = R->st;
+    size_t n = (size_t)st->ntemps;
+    for (size_t t = 0; t < n; t++) {
+        R->comp[t] = COMP_NONE;
+        R->bad[t] = false;
+    }
+    R->kprev = 0; /* a nest reads no other point */
+    R->here = COMP_MANY;
+    for (int c = 0; c < st->ncomps; c++)
+        for (int i = 0; i < st->comps[c].nintervals; i++) {
+            const StmtList *b = &st->comps[c].intervals[i].body;
+            for (int k = 0; k < b->n; k++)
+                if (b->items[k]->run == 0) visit_list(R, &(StmtList){b->items + k, 1, 1}, false);
+        }
+    for (int r = 0; r < st->nruns; r++) {
+        R->here = r;
+        for (size_t t = 0; t < n; t++) {
+            R->set[t] = false;
+            R->under[t] = NULL;
+        }
+        visit_list(R, &st->runs[r], true);
+    }
+    for (int t = 0; t < st->ntemps; t++) {
+        Symbol *s = st->temps[t];
+        if (s->in_register || R->comp[t] < 0 || R->bad[t] || s->ndata != 0) continue;
+        s->in_register = true;
+        s->reg_run = R->comp[t] + 1;
+    }
+    return true;
+}
+
 bool registers_assign(Stencil *st) {
-    for (int t = 0; t < st->ntemps; t++) st->temps[t]->in_register = false;
-    if (st->column_lanes <= 0 || st->ntemps == 0) return true;
+    for (int t = 0; t < st->ntemps; t++) {
+        st->temps[t]->in_register = st->temps[t]->reg_carried = false;
+        st->temps[t]->reg_run = 0;
+        st->temps[t]->reg_comp = -1;
+    }
+    if (st->ntemps == 0) return true;
     size_t n = (size_t)st->ntemps;
     RegCtx R = {.st = st,
                 .comp = arena_alloc(&st->arena, sizeof(int) * n),
@@ -207,9 +255,10 @@ bool registers_assign(Stencil *st) {
         Symbol *s = st->temps[t];
         const Computation *c = R.comp[t] >= 0 ? &st->comps[R.comp[t]] : NULL;
         s->in_register = c && c->columnwise && c->policy != POLICY_PARALLEL && !R.bad[t] &&
-                         s->column_local && s->ndata == 0;
+                         s->column_local && s->ndata == 0 && st->column_lanes > 0;
         s->reg_carried = s->in_register && R.carried[t];
         s->reg_comp = s->in_register ? R.comp[t] : -1;
+        s->reg_run = 0;
     }
-    return true;
+    return nest_registers(&R);
 }

@@ -6,10 +6,10 @@
  * (no fast-math; Python's floor-division and modulo rules).
  */
 #include "backend/cpu/codegen.h"
+#include "analysis/analysis.h"
 #include "backend/cpu/blocks.h"
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
-#include "backend/cpu/merge.h"
 #include "backend/cpu/stream.h"
 
 #include <stdio.h>
@@ -825,7 +825,20 @@ static void inner_end(CG *g, Inner *in) {
     if (in->split) cg_loop_end(g, &in->seg);
 }
 
-/* Loops a run of statements (merge.c: they share the extent and region boxes) over their
+/* A nest's registers (registers.c: the temporaries of its run) start each point at zero:
+ * every read comes after the point's own write, so no value crosses from one point to the
+ * next, and LLVM sees none (a value carried around the loop would keep it from vectorising
+ * a run whose writes are guarded). */
+static void start_point_registers(CG *g, int run) {
+    if (run == 0) return;
+    for (int t = 0; t < g->st->ntemps; t++) {
+        const Symbol *s = g->st->temps[t];
+        if (s->in_register && s->reg_run == run)
+            LLVMBuildStore(g->b, LLVMConstNull(cg_type(g, s->dtype)), reg_slot(g, s, 0));
+    }
+}
+
+/* Loops a run of statements (nests.c: they share the extent and region boxes) over their
  * horizontal range (one box, or the whole extended domain), with K either fixed (g->k set
  * by the caller) or looped over [klo, khi); at each point the statements in order. */
 static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueRef klo,
@@ -866,6 +879,7 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
         g->i = cg_loop_begin(g, &li, ilo, ihi, "i");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         if (klo) g->k = inner_begin(g, &in, klo, kend, al, &g->k, "k");
+        start_point_registers(g, s->run);
         for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         if (klo) inner_end(g, &in);
         loop_end_by(g, &lj, cols);
@@ -874,6 +888,7 @@ static void emit_nest(CG *g, Stmt *const *run, int n, const Box *box, LLVMValueR
         if (klo) g->k = cg_loop_begin(g, &lk, klo, khi, "k");
         g->j = cg_loop_begin(g, &lj, jlo, jhi, "j");
         g->i = inner_begin(g, &in, ilo, ihi, al, &g->i, "i");
+        start_point_registers(g, s->run);
         for (int i = 0; i < n; i++) cg_emit_point(g, run[i]);
         inner_end(g, &in);
         cg_loop_end(g, &lj);
@@ -892,12 +907,26 @@ static void emit_stmt(CG *g, Stmt *const *run, int n, LLVMValueRef klo, LLVMValu
 
 static int stmt_nests(const Stmt *s) { return s->nboxes > 0 ? s->nboxes : 1; }
 
+/* The statements from i on that share one loop nest: the run the analysis fixed (nests.c),
+ * or, among statements it left to the backend (a column group's computation run level by
+ * level), as many as the rule allows. */
+static int run_length(const CG *g, const StmtList *l, int i) {
+    int r = l->items[i]->run, n = 1;
+    if (r > 0) {
+        while (i + n < l->n && l->items[i + n]->run == r) n++;
+        return n;
+    }
+    while (i + n < l->n && l->items[i + n]->run == 0) n++;
+    StmtList upto = {l->items, i + n, i + n};
+    return nest_run(g->st, &upto, i, NULL);
+}
+
 static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     if (c->policy == POLICY_PARALLEL) {
         /* every statement is a loop nest of its own: a part may end between two */
         LLVMValueRef ks = NULL, ke = NULL;
         for (int i = 0; i < in->body.n;) {
-            int n = cpu_merge_run(&in->body, i);
+            int n = run_length(g, &in->body, i);
             if (cg_part_split(g, n * stmt_nests(in->body.items[i])) || ks == NULL) {
                 ks = cg_bound_value(g, in->start, g->nk);
                 ke = cg_bound_value(g, in->end, g->nk);
@@ -914,7 +943,7 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     Loop lk;
     LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "klevel"), ks, ke);
     for (int i = 0; i < in->body.n;) {
-        int n = cpu_merge_run(&in->body, i);
+        int n = run_length(g, &in->body, i);
         g->k = k;
         emit_stmt(g, in->body.items + i, n, NULL, NULL);
         i += n;
@@ -934,21 +963,15 @@ static bool level_by_level(const CG *g, const Computation *c) {
     return !c->columnwise || g->layout == LAYOUT_I_UNIT;
 }
 
-static bool same_bound(AxisBound a, AxisBound b) {
-    return a.level == b.level && a.offset == b.offset && a.sym == b.sym;
-}
-
 /* Whether computation b may continue a's loop nests: both PARALLEL over one and the same
- * interval. The parallel model runs a PARALLEL computation statement by statement, each over
- * the whole domain, exactly as it runs consecutive PARALLEL computations, so their statements
- * form one list and point-wise ones share loop nests (merge.c). A definition of thousands of
- * one-statement `with computation(PARALLEL)` blocks is then a few dozen loops, not
- * thousands. (FORWARD and BACKWARD computations sweep K one after the other: never merged.) */
+ * interval (comps_continue), both run level by level. The parallel model runs a PARALLEL
+ * computation statement by statement, each over the whole domain, exactly as it runs
+ * consecutive PARALLEL computations, so their statements form one list and point-wise ones
+ * share loop nests (nests.c). A definition of thousands of one-statement
+ * `with computation(PARALLEL)` blocks is then a few dozen loops, not thousands. (FORWARD and
+ * BACKWARD computations sweep K one after the other: never merged.) */
 static bool continues(const CG *g, const Computation *a, const Computation *b) {
-    return a->policy == POLICY_PARALLEL && b->policy == POLICY_PARALLEL && a->nintervals == 1 &&
-           b->nintervals == 1 && level_by_level(g, a) && level_by_level(g, b) &&
-           same_bound(a->intervals[0].start, b->intervals[0].start) &&
-           same_bound(a->intervals[0].end, b->intervals[0].end);
+    return comps_continue(a, b) && level_by_level(g, a) && level_by_level(g, b);
 }
 
 /* Computations [c, c + n) that continue each other, as one interval; false when out of memory. */

@@ -86,10 +86,12 @@ static inline bool cpu_bundle_buffer(const Stencil *st, const Symbol *s, CpuLayo
            layout != LAYOUT_I_UNIT;
 }
 
-/* A column-local temporary the sweeps keep in registers (registers.c): no buffer at all, in
- * bundles and in blocks alike. (Level by level, the I-unit layout, it keeps a tile buffer.) */
+/* A temporary kept in registers (registers.c), with no buffer at all: one of a loop nest's
+ * run (every layout), or a column-local one of the sweeps, in bundles and in blocks alike
+ * (level by level, the I-unit layout, that one keeps a tile buffer). */
 static inline bool cpu_register_temp(const Stencil *st, const Symbol *s, CpuLayout layout) {
-    return s->kind == SYM_TEMP && s->in_register && st->column_lanes > 0 && layout != LAYOUT_I_UNIT;
+    return s->kind == SYM_TEMP && s->in_register &&
+           (s->reg_run > 0 || (st->column_lanes > 0 && layout != LAYOUT_I_UNIT));
 }
 
 /*
