@@ -11,10 +11,10 @@
  * such point-wise statements; one nest each is hundreds of loops for LLVM to analyse and
  * for the memory system to stream through.
  *
- * nest_run gives the rule; nests_assign fixes the runs of every computation that runs level
- * by level in every layout (those outside column groups, schedule.c), so that later passes
- * may rely on them: a temporary whose every access lies in one run, read at the point after
- * the run wrote it there, lives in a register of the nest (registers.c). Consecutive PARALLEL
+ * nest_run gives the rule; nests_assign fixes the runs of every computation (a column
+ * group's run level by level only in Fortran order), so that later passes may rely on them:
+ * a temporary whose every access lies in one run, read at the point after the run wrote it
+ * there, lives in a register of the nest (registers.c). Consecutive PARALLEL
  * computations over one and the same interval form one list (comps_continue): the model runs
  * them exactly as one computation's statements.
  */
@@ -138,19 +138,26 @@ bool comps_continue(const Computation *a, const Computation *b) {
 }
 
 /* The runs of one statement list (an interval, or a chain of PARALLEL computations). */
-static bool assign_runs(Stencil *st, Stmt **items, int n, const bool *candidate, int *cap) {
+static bool assign_runs(Stencil *st, Stmt **items, int n, bool grouped, const bool *candidate,
+                        int *cap) {
     StmtList l = {items, n, n};
     for (int i = 0; i < n;) {
         int len = nest_run(st, &l, i, candidate);
         if (st->nruns == *cap) {
             int more = *cap ? 2 * *cap : 16;
             StmtList *r = arena_alloc(&st->arena, sizeof *r * (size_t)more);
-            if (r == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
-            for (int k = 0; k < st->nruns; k++) r[k] = st->runs[k];
+            bool *g = arena_alloc(&st->arena, sizeof *g * (size_t)more);
+            if (r == NULL || g == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
+            for (int k = 0; k < st->nruns; k++) {
+                r[k] = st->runs[k];
+                g[k] = st->run_grouped[k];
+            }
             st->runs = r;
+            st->run_grouped = g;
             *cap = more;
         }
         st->runs[st->nruns] = (StmtList){items + i, len, len};
+        st->run_grouped[st->nruns] = grouped;
         st->nruns++;
         for (int k = 0; k < len; k++) items[i + k]->run = st->nruns; /* 1-based */
         i += len;
@@ -159,8 +166,8 @@ static bool assign_runs(Stencil *st, Stmt **items, int n, const bool *candidate,
 }
 
 /* Register candidates: temporaries accessed only at the point itself (no offset, variable K
- * or data index) and only outside column groups. Whether one becomes a register depends on
- * the runs (registers.c); the runs count the others' writes as stores. */
+ * or data index). Whether one becomes a register depends on the runs (registers.c); the runs
+ * count the others' writes as stores. */
 static void rule_out(void *ctx, Expr *e) {
     bool *candidate = ctx;
     const Symbol *s = e->field.sym;
@@ -169,7 +176,7 @@ static void rule_out(void *ctx, Expr *e) {
         candidate[s->index] = false;
 }
 
-static void candidates_in(bool *candidate, const StmtList *l, bool grouped) {
+static void candidates_in(bool *candidate, const StmtList *l) {
     for (int i = 0; i < l->n; i++) {
         const Stmt *s = l->items[i];
         expr_visit_fields(s->guard, rule_out, candidate);
@@ -177,31 +184,11 @@ static void candidates_in(bool *candidate, const StmtList *l, bool grouped) {
             expr_visit_fields(s->assign.value, rule_out, candidate);
             if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, rule_out, candidate);
             const Symbol *t = s->assign.target;
-            if (t->kind == SYM_TEMP && (grouped || s->assign.koff || s->assign.kexpr || s->assign.ndi))
+            if (t->kind == SYM_TEMP && (s->assign.koff || s->assign.kexpr || s->assign.ndi))
                 candidate[t->index] = false;
         } else if (s->kind == S_WHILE) {
             expr_visit_fields(s->while_.cond, rule_out, candidate);
-            candidates_in(candidate, &s->while_.body, grouped);
-        }
-    }
-}
-
-/* A column group's reads (grouped): every temporary they access is no candidate. */
-static void group_access(void *ctx, Expr *e) {
-    bool *candidate = ctx;
-    if (e->field.sym->kind == SYM_TEMP) candidate[e->field.sym->index] = false;
-}
-
-static void group_list(bool *candidate, const StmtList *l) {
-    for (int i = 0; i < l->n; i++) {
-        const Stmt *s = l->items[i];
-        expr_visit_fields(s->guard, group_access, candidate);
-        if (s->kind == S_ASSIGN) {
-            expr_visit_fields(s->assign.value, group_access, candidate);
-            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, group_access, candidate);
-        } else if (s->kind == S_WHILE) {
-            expr_visit_fields(s->while_.cond, group_access, candidate);
-            group_list(candidate, &s->while_.body);
+            candidates_in(candidate, &s->while_.body);
         }
     }
 }
@@ -211,34 +198,31 @@ static bool *register_candidates(Stencil *st) {
     if (candidate == NULL) return NULL;
     for (int t = 0; t < st->ntemps; t++) candidate[t] = st->temps[t]->ndata == 0;
     for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++) {
-            const StmtList *b = &st->comps[c].intervals[i].body;
-            candidates_in(candidate, b, st->comps[c].columnwise);
-            if (st->comps[c].columnwise) group_list(candidate, b);
-        }
+        for (int i = 0; i < st->comps[c].nintervals; i++)
+            candidates_in(candidate, &st->comps[c].intervals[i].body);
     return candidate;
 }
 
 bool nests_assign(Stencil *st) {
     int cap = 0;
     st->runs = NULL;
+    st->run_grouped = NULL;
     st->nruns = 0;
     bool *candidate = register_candidates(st);
     if (candidate == NULL) return diag_error(st, DIAG_NOMEM, 0, 0, "out of memory");
     for (int c = 0; c < st->ncomps;) {
         Computation *comp = &st->comps[c];
-        if (comp->columnwise) { /* column groups: their own schedule (columns.c) */
-            c++;
-            continue;
-        }
+        /* a column group's computations run level by level only in Fortran order, each on its
+         * own (the sweeps of C order have their own schedule: columns.c) */
         int n = 1;
-        while (c + n < st->ncomps && !st->comps[c + n].columnwise &&
+        while (!comp->columnwise && c + n < st->ncomps && !st->comps[c + n].columnwise &&
                comps_continue(&st->comps[c + n - 1], &st->comps[c + n]))
             n++;
         if (n == 1) {
             for (int i = 0; i < comp->nintervals; i++) {
                 StmtList *b = &comp->intervals[i].body;
-                if (b->n > 0 && !assign_runs(st, b->items, b->n, candidate, &cap)) return false;
+                if (b->n > 0 && !assign_runs(st, b->items, b->n, comp->columnwise, candidate, &cap))
+                    return false;
             }
         } else { /* one list: the chain's statements in order */
             int total = 0;
@@ -250,7 +234,7 @@ bool nests_assign(Stencil *st) {
                 const StmtList *b = &st->comps[c + k].intervals[0].body;
                 for (int i = 0; i < b->n; i++) items[at++] = b->items[i];
             }
-            if (total > 0 && !assign_runs(st, items, total, candidate, &cap)) return false;
+            if (total > 0 && !assign_runs(st, items, total, false, candidate, &cap)) return false;
         }
         c += n;
     }

@@ -37,15 +37,18 @@
  * false. The backend starts every register at zero, so no read is ever of an undefined
  * value.)
  *
- * Outside column groups, statements run in the loop-nest runs of nests.c: each run's
- * statements one after the other at each point of one nest. A temporary whose every access
+ * Where statements run level by level (outside column groups; a group's too in Fortran
+ * order), they run in the loop-nest runs of nests.c: each run's statements one after the
+ * other at each point of one nest. A temporary whose every access
  * lies in one run, read only at the point itself after a write there by the same rule as
  * above (unguarded, or under a guard the read's implies; no previous level: a nest reads no
  * other point), never needs another point's value: the nest keeps it in a register
  * (reg_run), set to zero at the start of each point. A physics scheme's point-wise PARALLEL
  * computation (saturation adjustment: hundreds of short-lived temporaries under nested field
  * conditionals) then stores only the fields it writes, and its guarded writes become selects
- * that LLVM vectorises along the unit-stride axis.
+ * that LLVM vectorises along the unit-stride axis. A column group's temporary qualifies only
+ * if column-local (the sweeps of the other layouts keep it by the first rule, or in a
+ * bundle).
  */
 #include <stdlib.h>
 
@@ -193,8 +196,10 @@ static bool nest_registers(RegCtx *R) {
     }
     for (int t = 0; t < st->ntemps; t++) {
         Symbol *s = st->temps[t];
-        if (s->in_register || R->comp[t] < 0 || R->bad[t] || s->ndata != 0) continue;
-        s->in_register = true;
+        if (R->comp[t] < 0 || R->bad[t] || s->ndata != 0) continue;
+        /* a column group's temporary: one of its own (column-local; the sweeps in C order
+         * keep it by their own rule) */
+        if (st->run_grouped[R->comp[t]] && !s->column_local) continue;
         s->reg_run = R->comp[t] + 1;
     }
     return true;

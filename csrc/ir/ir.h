@@ -115,9 +115,9 @@ typedef struct Symbol {
      * carried in a second register from level to level; reg_comp: the computation */
     bool reg_carried;
     int reg_comp;
-    /* ... or, in_register with reg_run > 0: every access lies in loop-nest run reg_run
-     * (1-based, st->runs), read at the point after the run wrote it there: a register of
-     * that run's nest (registers.c) */
+    /* analysed (registers.c): every access lies in loop-nest run reg_run (1-based, st->runs;
+     * 0: none), read at the point after the run wrote it there: a register of that run's
+     * nest wherever the run runs as a nest (a column group's: in Fortran order only) */
     int reg_run;
 } Symbol;
 
@@ -260,8 +260,8 @@ struct Stmt {
      * written (extents_recompute_keeping_contract): its writes are visible to the caller */
     int contract_extent[4];
     bool has_contract;
-    /* analysed (nests.c), top-level statements of computations outside column groups: the
-     * loop-nest run holding the statement, 1-based (st->runs); 0: none fixed */
+    /* analysed (nests.c), top-level statements: the loop-nest run holding the statement,
+     * 1-based (st->runs); 0: none fixed */
     int run;
     /* analysed form: the statement applies where `guard` holds (NULL: everywhere) and inside
      * one of the region boxes (nboxes == 0: everywhere). */
@@ -386,9 +386,11 @@ typedef struct Stencil {
      * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;
     bool column_spread;
-    /* analysed (nests.c): the loop-nest runs of the computations outside column groups, in
-     * execution order; runs[r - 1] is run r (the statements share one loop nest) */
+    /* analysed (nests.c): the loop-nest runs of the computations, in execution order; runs[r - 1]
+     * is run r (the statements share one loop nest), run_grouped[r - 1] whether it is of a
+     * column group's computation */
     StmtList *runs;
+    bool *run_grouped;
     int nruns;
     /* options that change semantics */
     int literal_float_bits; /* 64: Python float literals are float64 (GT4Py's default); 0: weak */

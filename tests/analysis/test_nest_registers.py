@@ -306,3 +306,31 @@ def test_a_run_ends_before_a_write_of_what_it_read_at_another_point(rng, order):
     np.testing.assert_array_equal(got[2][:, :, 1:], a[:, :, :-1] + b[:, :, 1:])
     np.testing.assert_array_equal(got[0][:, :, 1:], b[:, :, 1:] * 2.0)
     np.testing.assert_array_equal(got[0][:, :, 0], a[:, :, 0])
+
+
+@pytest.mark.parametrize("policy", ["FORWARD", "BACKWARD"])
+def test_a_sweep_in_fortran_order_keeps_its_point_wise_temporaries_in_registers(tmp_path, policy):
+    """The satadj stencil as one FORWARD or BACKWARD computation: in C order a column sweep
+    (the sweeps' registers), in Fortran order level by level in loop nests over I, every
+    temporary a register of them; the numpy backend's bits in both."""
+    source = build_scaling.physics_source(2, "satsweep").replace(
+        "computation(PARALLEL)", f"computation({policy})")
+    path = tmp_path / f"satsweep_{policy.lower()}.py"
+    path.write_text("from gtscript import *\nimport gtscript\n" + source)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = __import__(path.stem)
+    finally:
+        sys.path.remove(str(tmp_path))
+    case = column_physics.Satadj(nblocks=2, nlev=10)
+    names = ("t", "p", "qv", "ql", "qi")
+    ref = None
+    for order in ("C", "F"):
+        arrays = [np.asarray(case.inputs(6)[k], order=order) for k in names]
+        got, plan = _run("cpu", module.satsweep, arrays, dt=case.scalars["dt"])
+        assert plan["layout"] == order
+        assert {t["buffer"] for t in plan["temporaries"].values()} == {"register"}
+        if ref is None:
+            ref, _ = _run("numpy", module.satsweep, arrays, dt=case.scalars["dt"])
+        for x, y in zip(got, ref):
+            np.testing.assert_array_equal(x, y)

@@ -5,8 +5,8 @@ itself, each level's value written before anything reads it there, has no buffer
 C order: the cpu kernel keeps it in a register of the sweep (one per lane of a bundle). The
 plan reports it as ``"register"``; everything else keeps its buffer. Nothing may change a
 result: every case is compared bit for bit with the numpy backend and with hand-written NumPy,
-in bundles, in column blocks, in Fortran order (level by level, where registers do not apply)
-and on several threads.
+in bundles, in column blocks, in Fortran order (level by level, where a temporary is a
+register by the loop nests' rule instead: test_nest_registers.py) and on several threads.
 """
 
 import numpy as np
@@ -136,14 +136,26 @@ def test_register_temporaries_are_reported_and_change_no_bit(monkeypatch, rng, b
     np.testing.assert_array_equal(got[3], hand_back)
 
 
-def test_fortran_order_keeps_tile_buffers_and_the_same_bits(rng):
+def test_fortran_order_keeps_nest_registers_and_the_same_bits(rng):
+    """In Fortran order the sweeps run level by level, in loop nests over I: a temporary is a
+    register there by the nests' rule (test_nest_registers.py), which reads no other level:
+    `level`, read by a statement after the carried value's (which reads `carried` at K - 1
+    and so starts a run of its own), keeps a tile buffer."""
     arrays = _arrays(rng, (7, 6, 8), order="F")
     got, plan = _run("cpu", kinds, arrays)
     ref, _ = _run("numpy", kinds, arrays)
     assert plan["layout"] == "F"
-    assert all(t["buffer"] == "tile" for t in plan["temporaries"].values())
+    temps = plan["temporaries"]
+    for name in ("branch", "n"):
+        assert temps[name]["buffer"] == "register", name
+    assert any(name.startswith("__mask") and t["buffer"] == "register" for name, t in temps.items())
+    for name in ("level", "carried", "cond_carried", "either", "shared"):
+        assert temps[name]["buffer"] == "tile", name
     for x, y in zip(got, ref):
         np.testing.assert_array_equal(x, y)
+    hand_out, hand_back = kinds_numpy(*arrays)
+    np.testing.assert_array_equal(got[2], hand_out)
+    np.testing.assert_array_equal(got[3], hand_back)
 
 
 def test_threads_and_tiles_keep_their_own_registers(monkeypatch, rng):

@@ -833,7 +833,7 @@ static void start_point_registers(CG *g, int run) {
     if (run == 0) return;
     for (int t = 0; t < g->st->ntemps; t++) {
         const Symbol *s = g->st->temps[t];
-        if (s->in_register && s->reg_run == run)
+        if (s->reg_run == run)
             LLVMBuildStore(g->b, LLVMConstNull(cg_type(g, s->dtype)), reg_slot(g, s, 0));
     }
 }

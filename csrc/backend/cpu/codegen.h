@@ -86,12 +86,14 @@ static inline bool cpu_bundle_buffer(const Stencil *st, const Symbol *s, CpuLayo
            layout != LAYOUT_I_UNIT;
 }
 
-/* A temporary kept in registers (registers.c), with no buffer at all: one of a loop nest's
- * run (every layout), or a column-local one of the sweeps, in bundles and in blocks alike
- * (level by level, the I-unit layout, that one keeps a tile buffer). */
+/* A temporary kept in registers (registers.c), with no buffer at all: a column-local one of
+ * the sweeps (C order and generic layouts, in bundles and in blocks alike), or one of a loop
+ * nest's run (the others, and column-local ones in Fortran order, where a column group runs
+ * level by level). */
 static inline bool cpu_register_temp(const Stencil *st, const Symbol *s, CpuLayout layout) {
-    return s->kind == SYM_TEMP && s->in_register &&
-           (s->reg_run > 0 || (st->column_lanes > 0 && layout != LAYOUT_I_UNIT));
+    if (s->kind != SYM_TEMP) return false;
+    if (s->column_local && layout != LAYOUT_I_UNIT) return s->in_register && st->column_lanes > 0;
+    return s->reg_run > 0;
 }
 
 /*
