@@ -307,6 +307,10 @@ typedef struct Computation {
     Policy policy;
     int nintervals;
     Interval *intervals; /* analysed: in execution order */
+    /* analysed (schedule.c): the policy of the definition, where policy is another (a
+     * FORWARD or BACKWARD computation no value crosses a level of, run as PARALLEL) */
+    Policy as_written;
+    bool levels_free;
     /* analysed (schedule.c): a FORWARD/BACKWARD computation whose statements only touch
      * their own column, so it may run column by column instead of level by level */
     bool columnwise;

@@ -168,8 +168,10 @@ void ir_print(const Stencil *st, StrBuf *o) {
     }
     for (int c = 0; c < st->ncomps; c++) {
         const Computation *comp = &st->comps[c];
-        sb_printf(o, "    computation(%s)", policy_name(comp->policy));
-        if (comp->columnwise && st->column_lanes > 1)
+        sb_printf(o, "    computation(%s)", policy_name(comp->levels_free ? comp->as_written : comp->policy));
+        if (comp->levels_free)
+            sb_puts(o, "  # runs as PARALLEL: no value crosses a level");
+        else if (comp->columnwise && st->column_lanes > 1)
             sb_printf(o, "  # column by column (K contiguous), %d %scolumns at a time%s", st->column_lanes,
                       st->column_spread ? "spread " : "",
                       comp->column_fuse_next ? "; shares the column loop with the next" : "");

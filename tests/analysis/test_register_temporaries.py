@@ -210,30 +210,36 @@ def test_column_physics_matches_the_numpy_backend_bit_for_bit(monkeypatch, rng, 
 
 
 def branches(a: Field[F64], b: Field[F64], c: Field[F64], out: Field[F64]):
-    with computation(FORWARD), interval(...):
-        out = a
-        if a > 0.3:
-            inner = a * 3.0 + b  # written in the branch, read only there: a register
-            if inner > 1.5:  # the nested if's mask reads it under the branch's guard
-                out = inner - 1.0
-            else:
-                out = inner * b
-            late = inner * 0.5  # a register too, read in the same branch
-            out = out + late
-            w = b + 1.0  # read in a while loop's condition: a buffer (not proven defined)
-            m = 0.0
-            while m < w:
-                m = m + 1.0
-            out = out + m
-        if b > 0.5:
-            seen = b * 2.0
-        if b > 0.5:  # the same condition, nothing it reads written since: a register
-            out = out + seen
-        if c > 1.0:
-            shifted = c * 0.5
-        c = c - 1.0
-        if c > 1.0:  # the same words, but c changed since (a subset here): a buffer
-            out = out + shifted
+    with computation(FORWARD):
+        with interval(0, 1):
+            out = a
+        with interval(1, None):
+            # the level below read (0.0 times a finite value: out is a, bit for bit) keeps the
+            # computation a sweep (without a value crossing levels it runs as PARALLEL:
+            # schedule.c, test_nest_registers.py)
+            out = a + 0.0 * out[0, 0, -1]
+            if a > 0.3:
+                inner = a * 3.0 + b  # written in the branch, read only there: a register
+                if inner > 1.5:  # the nested if's mask reads it under the branch's guard
+                    out = inner - 1.0
+                else:
+                    out = inner * b
+                late = inner * 0.5  # a register too, read in the same branch
+                out = out + late
+                w = b + 1.0  # read in a while loop's condition: a buffer (not proven defined)
+                m = 0.0
+                while m < w:
+                    m = m + 1.0
+                out = out + m
+            if b > 0.5:
+                seen = b * 2.0
+            if b > 0.5:  # the same condition, nothing it reads written since: a register
+                out = out + seen
+            if c > 1.0:
+                shifted = c * 0.5
+            c = c - 1.0
+            if c > 1.0:  # the same words, but c changed since (a subset here): a buffer
+                out = out + shifted
 
 
 def branches_numpy(a, b, c):
@@ -242,7 +248,9 @@ def branches_numpy(a, b, c):
     out = out + np.ceil(b + 1.0)  # the while loop: m counts up to the first m >= w
     out = np.where(a > 0.3, out, a)
     out = np.where(b > 0.5, out + b * 2.0, out)
-    return np.where(c - 1.0 > 1.0, out + c * 0.5, out), c - 1.0
+    out, c_new = np.where(c - 1.0 > 1.0, out + c * 0.5, out), c - 1.0
+    out[..., 0], c_new[..., 0] = a[..., 0], c[..., 0]  # level 0: only `out = a`
+    return out, c_new
 
 
 # (the frontend warns that seen and shifted are written only under a condition: they are read

@@ -68,15 +68,16 @@ def shifted_reader(a: Field[F64], b: Field[F64], out: Field[F64]):
 
 
 def scale(a: Field[F64], out: Field[F64]):
-    # any number of levels, from 1: a sweep without a previous-level read
+    # any number of levels, from 1; no value crosses a level, so the FORWARD computation runs
+    # as PARALLEL (schedule.c): no column group, no blocks, the same bits
     with computation(FORWARD), interval(...):
         t = 2.0 * a
         out = t + a * a
 
 
 def guarded_out(a: Field[F64], out: Field[F64]):
-    # `out` is only written, under a condition: copied in (the sentinel stays where the
-    # condition is false) and back
+    # `out` is only written, under a condition (the sentinel stays where the condition is
+    # false); as `scale`, it runs as PARALLEL
     with computation(FORWARD), interval(...):
         if a > 0.5:
             out = 2.0 * a
@@ -184,6 +185,8 @@ ONE_LEVEL = [("scale", (3, 71, 1)), ("scale", (2, 65, 1)), ("guarded_out", (2, 7
 
 
 MIN_LEVELS = {"partial_out": 3}
+# FORWARD computations no value crosses a level of: run as PARALLEL, no blocks
+LEVELS_FREE = {"scale", "guarded_out"}
 
 
 @pytest.mark.parametrize("name,shape", [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
@@ -197,7 +200,11 @@ def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shap
     bundles, info0 = _run("cpu", name, arrays, scalars, False, monkeypatch, **call)
     ref, _ = _run("numpy", name, arrays, scalars, **call)
     assert info["plan"]["layout"] == "C"
-    assert info["plan"]["column_blocks"] > 0 and info["plan"]["column_blocks_why"] == "env"
+    if name in LEVELS_FREE:
+        assert info["plan"]["column_blocks"] == 0 and info["plan"]["column_blocks_why"] == "none"
+        assert "runs as PARALLEL" in gtscript.stencil("cpu", CASES[name][0]).ir()
+    else:
+        assert info["plan"]["column_blocks"] > 0 and info["plan"]["column_blocks_why"] == "env"
     assert info0["plan"]["column_blocks"] == 0
     for k in CASES[name][3]:
         np.testing.assert_array_equal(blocks[k], ref[k])
