@@ -34,17 +34,6 @@ bool extents_compute(Stencil *st);
 bool extents_recompute_keeping_contract(Stencil *st);
 bool schedule_columns(Stencil *st);
 bool registers_assign(Stencil *st);
-/* A loop-nest run's size at most (nests.c): NEST_RUN_MAX statements, of which at most
- * NEST_RUN_MAX_STORES write memory (a field, or a temporary that is no register candidate).
- * Point-wise statements whose temporaries live in registers gain from one long loop body
- * (each value stays in a register, and LLVM vectorises the whole chain); a loop storing to
- * more arrays than that runs slower than two (more streams than the prefetchers and the
- * L1 cache keep up with: benchmarks/, docs/performance.md). */
-enum { NEST_RUN_MAX = 1024, NEST_RUN_MAX_STORES = 32 };
-/* How many statements of `l` from `start` on (at least 1) may share one loop nest; the
- * writes of temporaries marked in `candidate` (by index; NULL: none) are not counted as
- * stores (nests.c). */
-int nest_run(const Stencil *st, const StmtList *l, int start, const bool *candidate);
 /* Whether computation b continues a's statement list: both PARALLEL over one interval. */
 bool comps_continue(const Computation *a, const Computation *b);
 bool nests_assign(Stencil *st);

@@ -169,8 +169,8 @@ static void visit_list(RegCtx *R, const StmtList *l, bool definite) {
     }
 }
 
-/* Nest registers (the second rule above): the walk of every run, after one over the
- * statements outside runs (the column groups) that only marks what they access. */
+/* Nest registers (the second rule above): a walk of every run (every top-level statement
+ * lies in one, nests.c), each run a "computation" of the first rule's bookkeeping. */
 static bool nest_registers(RegCtx *R) {
     Stencil *st = R->st;
     size_t n = (size_t)st->ntemps;
@@ -179,13 +179,6 @@ static bool nest_registers(RegCtx *R) {
         R->bad[t] = false;
     }
     R->kprev = 0; /* a nest reads no other point */
-    R->here = COMP_MANY;
-    for (int c = 0; c < st->ncomps; c++)
-        for (int i = 0; i < st->comps[c].nintervals; i++) {
-            const StmtList *b = &st->comps[c].intervals[i].body;
-            for (int k = 0; k < b->n; k++)
-                if (b->items[k]->run == 0) visit_list(R, &(StmtList){b->items + k, 1, 1}, false);
-        }
     for (int r = 0; r < st->nruns; r++) {
         R->here = r;
         for (size_t t = 0; t < n; t++) {

@@ -907,18 +907,12 @@ static void emit_stmt(CG *g, Stmt *const *run, int n, LLVMValueRef klo, LLVMValu
 
 static int stmt_nests(const Stmt *s) { return s->nboxes > 0 ? s->nboxes : 1; }
 
-/* The statements from i on that share one loop nest: the run the analysis fixed (nests.c),
- * or, among statements it left to the backend (a column group's computation run level by
- * level), as many as the rule allows. */
-static int run_length(const CG *g, const StmtList *l, int i) {
-    int r = l->items[i]->run, n = 1;
-    if (r > 0) {
-        while (i + n < l->n && l->items[i + n]->run == r) n++;
-        return n;
-    }
-    while (i + n < l->n && l->items[i + n]->run == 0) n++;
-    StmtList upto = {l->items, i + n, i + n};
-    return nest_run(g->st, &upto, i, NULL);
+/* The statements from i on that share one loop nest: the run the analysis fixed (nests.c;
+ * every top-level statement has one). */
+static int run_length(const StmtList *l, int i) {
+    int n = 1;
+    while (i + n < l->n && l->items[i + n]->run == l->items[i]->run) n++;
+    return n;
 }
 
 static void emit_interval(CG *g, const Computation *c, const Interval *in) {
@@ -926,7 +920,7 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
         /* every statement is a loop nest of its own: a part may end between two */
         LLVMValueRef ks = NULL, ke = NULL;
         for (int i = 0; i < in->body.n;) {
-            int n = run_length(g, &in->body, i);
+            int n = run_length(&in->body, i);
             if (cg_part_split(g, n * stmt_nests(in->body.items[i])) || ks == NULL) {
                 ks = cg_bound_value(g, in->start, g->nk);
                 ke = cg_bound_value(g, in->end, g->nk);
@@ -943,7 +937,7 @@ static void emit_interval(CG *g, const Computation *c, const Interval *in) {
     Loop lk;
     LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "klevel"), ks, ke);
     for (int i = 0; i < in->body.n;) {
-        int n = run_length(g, &in->body, i);
+        int n = run_length(&in->body, i);
         g->k = k;
         emit_stmt(g, in->body.items + i, n, NULL, NULL);
         i += n;
