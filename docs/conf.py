@@ -50,6 +50,14 @@ nb_execution_mode = os.environ.get("GTSCRIPT_DOCS_EXECUTE", "cache")
 nb_execution_timeout = 120
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
+# The notebooks' kernels talk to the build over CurveZMQ-encrypted TCP: jupyter_client (8.10
+# and later) provisions the keys where the kernel declares support, as ipykernel 7 does, and
+# ipykernel 7 prints a warning at every kernel start on unencrypted TCP. Neither myst-nb nor
+# jupyter-cache passes options to the kernel manager they create, so its default is set here.
+from jupyter_client.manager import KernelManager  # noqa: E402
+
+if "transport_encryption" in KernelManager.class_trait_names():
+    KernelManager.transport_encryption.default_value = "auto"
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

@@ -30,7 +30,9 @@ def build_site(root):
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-d", str(root / "doctrees"), str(DOCS), str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    # the kernels' own chatter on stderr ("[IPKernelApp] WARNING | ... TCP") is not Sphinx's,
+    # the kernels' TCP is encrypted (docs/conf.py), so none warns of unencrypted TCP
+    assert "running over TCP" not in proc.stderr, proc.stderr[-2000:]
+    # the kernels' own chatter on stderr ("[IPKernelApp] ...") is not Sphinx's,
     # nor is libzmq's assertion in a kernel shut down under load (signaler.cpp, seen in about
     # one build in three on a loaded 2-core machine), nor the ZMQ traceback such a kernel's
     # event loop logs (seen once in a full run): the build's status and every notebook's

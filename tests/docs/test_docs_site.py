@@ -143,3 +143,9 @@ def test_the_errors_notebook_shows_each_tagged_cells_traceback(site):
     tagged = [c for c in book.cells if "raises-exception" in c.metadata.get("tags", [])]
     text = (site / "notebooks" / "05-errors.html").read_text()
     assert text.count('class="output traceback') == len(tagged) >= 20
+
+
+def test_performance_notebook_has_its_numba_bar(site):
+    # numba is in the docs and test extras, so the published notebook compares with it
+    text = (site / "notebooks" / "04-performance.html").read_text()
+    assert "Numba: yes" in text, "the performance notebook ran without Numba"
