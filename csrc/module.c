@@ -247,7 +247,12 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     int lfp = option_int(options, "literal_float_precision", 0, &ok);
     int lip = ok ? option_int(options, "literal_int_precision", 0, &ok) : 0;
     int on_the_fly = ok ? option_int(options, "inline_temporaries", 1, &ok) : 1;
+    int vector_math = ok ? option_int(options, "vector_math", 0, &ok) : 0;
     if (!ok) return NULL;
+    if (vector_math != 0 && vector_math != 1) {
+        PyErr_SetString(PyExc_ValueError, "vector_math must be True or False");
+        return NULL;
+    }
     if (lfp != 0 && lfp != 32 && lfp != 64) {
         PyErr_SetString(PyExc_ValueError, "literal_float_precision must be 32 or 64");
         return NULL;
@@ -286,6 +291,7 @@ static PyObject *Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
      * compiled backends' on-the-fly recomputation of temporaries (inline.c). */
     m->st->compute_on_the_fly = be != BACKEND_NUMPY && on_the_fly != 0;
     m->st->schedule_columns = be == BACKEND_CPU; /* column groups are the cpu's (columns.c) */
+    m->st->vector_math = be == BACKEND_CPU && vector_math != 0; /* libmvec: the cpu's (vecmath.c) */
     bool built = ir_build(m->st, definition);
     double t1 = now();
     if (!built || !analyse_stencil(m->st)) {

@@ -287,6 +287,8 @@ class GTScriptBackend(_gt_backend.Backend):
                         "description": "LLVM pass pipeline for the kernel (cpu)"},
         "inline_temporaries": {"versioning": True, "type": bool,
                                "description": "inline temporaries read at zero offset"},
+        "vector_math": {"versioning": True, "type": bool,
+                        "description": "vectorised exp/log/pow call libmvec (cpu; 4 ulps)"},
         "verbose": {"versioning": False, "type": bool,
                     "description": "log the build at INFO on the 'gtscript' logger"},
     }

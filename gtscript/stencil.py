@@ -46,7 +46,7 @@ Origin = Union[Domain, Mapping[str, Union[tuple[SupportsIndex, ...], list[Suppor
 
 #: Options that change the generated code (part of the cache key).
 _CODE_OPTIONS = {"literal_float_precision", "literal_int_precision", "llvm_passes", "gpu_arch",
-                 "block_size", "inline_temporaries"}
+                 "block_size", "inline_temporaries", "vector_math"}
 #: GT4Py options accepted for compatibility; they do not change what gtscript generates.
 _IGNORED_GT4PY_OPTIONS = {"format_source", "oir_pipeline", "enable_validation",
                           "cache_settings", "raise_if_not_cached", "debug_mode", "impl_opts",

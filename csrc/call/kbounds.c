@@ -152,11 +152,10 @@ static Val cast(Val v, DType from, DType to) {
     return r;
 }
 
-/* min/max with NaN propagation and -0.0 < +0.0 (llvm.minimum / llvm.maximum). */
+/* np.minimum / np.maximum, as the kernels compute them: a NaN operand gives NaN, else the
+ * smaller (larger) operand, the second on a tie (-0.0 and 0.0). */
 static double fminmax(double a, double b, bool want_max) {
-    if (isnan(a) || isnan(b)) return a + b;
-    if (a == b) return (signbit(a) != 0) == want_max ? b : a;
-    return (a < b) != want_max ? a : b;
+    return (want_max ? a > b : a < b) || isnan(a) ? a : b;
 }
 
 #define LIBM(fn, t, x) ((t) == DT_FLOAT32 ? (double)fn##f((float)(x)) : fn(x))

@@ -401,6 +401,7 @@ typedef struct Stencil {
     int literal_int_bits;   /* 64 or 32: Python int literals are typed int64 / int32; 0: weak */
     bool compute_on_the_fly; /* run inline.c (compiled backends; the numpy oracle does not) */
     bool schedule_columns;   /* run schedule.c (the cpu backend's column groups) */
+    bool vector_math;        /* cpu: vectorised exp/log/pow call libmvec (vecmath.c) */
     /* what the call needs to accept an input aliasing an output where the order of the points
      * cannot matter (analysis/aliasing.h); NULL when no call can alias an input and an output */
     struct AliasSummary *alias;

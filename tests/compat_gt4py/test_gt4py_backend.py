@@ -535,6 +535,8 @@ def test_backend_options(recwarn):
     assert st.options["backend_opts"] == {"device_sync": True, "oir_pipeline": None}
     st = through_gt4py("lap", inline_temporaries=False)
     assert st.gtscript_stencil.options["inline_temporaries"] is False
+    st = through_gt4py("lap", vector_math=True)  # a framework passes it as GT4Py's option
+    assert st.gtscript_stencil.options["vector_math"] is True
 
 
 # ------------------------------------------------------------------------- without GT4Py

@@ -84,6 +84,9 @@ typedef struct CG {
      * carried, at the previous one [1], per lane: slots in the current part (allocas of its
      * entry block, promoted to SSA values by the pipeline's sroa) */
     LLVMValueRef (*regs)[2][GT_MAX_LANES];
+    /* the vector math variants declared (vecmath.c), kept until the vectoriser has run */
+    LLVMValueRef *variants;
+    int nvariants, variantcap;
     char *err;
     size_t errlen;
 } CG;
@@ -115,6 +118,11 @@ bool cg_in_register(const CG *g, const Symbol *s);
 /* At the start of a level of a sweep of computation c: each carried register's previous
  * level is the value the last level left (one copy per lane). */
 void cg_registers_next_level(CG *g, const Computation *c);
+/* At a column of a column block, in a sweep of computation c: its registers that carry
+ * nothing from level to level start at zero (each is written before it is read at a point),
+ * so no value crosses from one column of the block to the next and LLVM can vectorise the
+ * loop over the block's columns. */
+void cg_registers_start_column(CG *g, const Computation *c);
 
 /* An expression, or a statement list, at the current point (g->i, g->j, g->k). */
 LLVMValueRef cg_emit_expr(CG *g, const Expr *e);

@@ -11,6 +11,7 @@
 #include "backend/cpu/cg.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/stream.h"
+#include "backend/cpu/vecmath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,12 @@ static LLVMValueRef intrinsic(CG *g, const char *name, LLVMTypeRef t, LLVMValueR
     LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, types, 1);
     LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, types, 1);
     return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
+}
+
+/* The call, with libmvec's SIMD versions named where the stencil was built with vector_math. */
+static LLVMValueRef vector_math(CG *g, LLVMValueRef call, Builtin fn, DType t) {
+    if (g->st->vector_math) vecmath_mark_call(g, call, fn, t);
+    return call;
 }
 
 static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
@@ -136,6 +143,15 @@ void cg_registers_next_level(CG *g, const Computation *c) {
         if (!s->reg_carried || s->reg_comp != index || !cg_in_register(g, s)) continue;
         LLVMValueRef v = LLVMBuildLoad2(g->b, cg_type(g, s->dtype), reg_slot(g, s, 0), "");
         LLVMBuildStore(g->b, v, reg_slot(g, s, 1));
+    }
+}
+
+void cg_registers_start_column(CG *g, const Computation *c) {
+    int index = (int)(c - g->st->comps);
+    for (int t = 0; t < g->st->ntemps; t++) {
+        const Symbol *s = g->st->temps[t];
+        if (s->in_register && !s->reg_carried && s->reg_comp == index && cg_in_register(g, s))
+            LLVMBuildStore(g->b, LLVMConstNull(cg_type(g, s->dtype)), reg_slot(g, s, 0));
     }
 }
 
@@ -300,7 +316,7 @@ static LLVMValueRef emit_binary(CG *g, const Expr *e) {
     case OP_POW: {
         if (!fl) return int_pow(g, x, y, t);
         LLVMValueRef args[2] = {x, y};
-        return intrinsic(g, "llvm.pow", t, args, 2);
+        return vector_math(g, intrinsic(g, "llvm.pow", t, args, 2), FN_POW, e->type);
     }
     default: break;
     }
@@ -367,6 +383,18 @@ static LLVMValueRef checked_bound(CG *g, LLVMValueRef level, int line) {
     return level;
 }
 
+/* np.minimum / np.maximum: a NaN operand gives NaN (the first, where both are), else the
+ * smaller (larger) operand, and the second on a tie: min(0.0, -0.0) is -0.0 and min(-0.0, 0.0)
+ * is 0.0, as NumPy computes them (llvm.minimum orders -0.0 below 0.0 and gives -0.0 for both).
+ * A compare and two selects: x86 lowers it to a min/max instruction and a blend where
+ * llvm.minimum costs about twice that. */
+static LLVMValueRef float_min_max(CG *g, LLVMValueRef a, LLVMValueRef b, bool max) {
+    LLVMBuilderRef bl = g->b;
+    LLVMValueRef pick_a = LLVMBuildOr(bl, LLVMBuildFCmp(bl, max ? LLVMRealOGT : LLVMRealOLT, a, b, ""),
+                                      LLVMBuildFCmp(bl, LLVMRealUNO, a, a, ""), "");
+    return LLVMBuildSelect(bl, pick_a, a, b, max ? "max" : "min");
+}
+
 static LLVMValueRef emit_call(CG *g, const Expr *e) {
     LLVMValueRef a[GT_MAX_ARGS];
     for (int i = 0; i < e->call.nargs; i++) a[i] = cg_emit_expr(g, e->call.args[i]);
@@ -380,16 +408,17 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
         return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], LLVMConstInt(t, 0, 0), ""),
                                LLVMBuildSub(b, LLVMConstInt(t, 0, 0), a[0], ""), a[0], "");
     case FN_MIN:
-        if (fl) return intrinsic(g, "llvm.minimum", t, a, 2); /* NaN-propagating, as np.minimum */
+        if (fl) return float_min_max(g, a[0], a[1], false);
         return LLVMBuildSelect(b, LLVMBuildICmp(b, at == DT_BOOL ? LLVMIntULT : LLVMIntSLT, a[0], a[1], ""), a[0], a[1], "");
     case FN_MAX:
-        if (fl) return intrinsic(g, "llvm.maximum", t, a, 2);
+        if (fl) return float_min_max(g, a[0], a[1], true);
         return LLVMBuildSelect(b, LLVMBuildICmp(b, at == DT_BOOL ? LLVMIntUGT : LLVMIntSGT, a[0], a[1], ""), a[0], a[1], "");
     case FN_SQRT: return intrinsic(g, "llvm.sqrt", t, a, 1);
-    case FN_EXP: return intrinsic(g, "llvm.exp", t, a, 1);
-    case FN_LOG: return intrinsic(g, "llvm.log", t, a, 1);
-    case FN_LOG10: return intrinsic(g, "llvm.log10", t, a, 1);
-    case FN_POW: return fl ? intrinsic(g, "llvm.pow", t, a, 2) : int_pow(g, a[0], a[1], t);
+    case FN_EXP: return vector_math(g, intrinsic(g, "llvm.exp", t, a, 1), e->call.fn, at);
+    case FN_LOG: return vector_math(g, intrinsic(g, "llvm.log", t, a, 1), e->call.fn, at);
+    case FN_LOG10: return vector_math(g, intrinsic(g, "llvm.log10", t, a, 1), e->call.fn, at);
+    case FN_POW:
+        return fl ? vector_math(g, intrinsic(g, "llvm.pow", t, a, 2), e->call.fn, at) : int_pow(g, a[0], a[1], t);
     case FN_FLOOR: return fl ? intrinsic(g, "llvm.floor", t, a, 1) : a[0]; /* ints: NumPy 2 */
     case FN_CEIL: return fl ? intrinsic(g, "llvm.ceil", t, a, 1) : a[0];
     case FN_TRUNC: return fl ? intrinsic(g, "llvm.trunc", t, a, 1) : a[0];
@@ -1033,6 +1062,12 @@ static LLVMValueRef (*slot_strides(CG *g, int s))[GT_STRIDES] {
     for (int i = 0; sym == NULL && i < st->nparams; i++)
         if (st->params[i]->kind == SYM_FIELD && st->params[i]->slot == s) sym = st->params[i];
     if (unit >= 0 && sym && (sym->axes & (1 << unit))) g->stride[s][unit] = cg_c64(g, 1);
+    /* An axis the field does not have: stride 0 (the call passes 0), a constant, so that LLVM
+     * neither multiplies by it nor versions a loop on its being 1 (an IJ field read in a loop
+     * along K; a K field in a column block's loop over columns, which then never ran its
+     * vector body) */
+    for (int a = 0; a < 3 && sym && sym->kind == SYM_FIELD; a++)
+        if (!(sym->axes & (1 << a))) g->stride[s][a] = cg_c64(g, 0);
     if (sym && cpu_bundle_buffer(st, sym, g->layout)) {
         g->stride[s][0] = cg_c64(g, 0);
         g->stride[s][1] = cg_c64(g, 1);
@@ -1281,6 +1316,7 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     LLVMBuildRetVoid(g.b);
     if (g.oom) goto oom;
     emit_kernel(&g, nslots);
+    if (!vecmath_finish(&g) || g.oom) goto oom;
     goto done;
 oom:
     snprintf(err, errlen, "out of memory");
@@ -1298,5 +1334,6 @@ done:
     free(g.touched);
     free(g.klevels);
     free(g.regs);
+    free(g.variants);
     return g.mod;
 }

@@ -415,6 +415,7 @@ static void emit_block_computations(CG *g, const Computation *first, int n, LLVM
             if (!P->done) prefetch_level(g, P, k);
             block_cols_begin(g, &lc, i, jb, ncol);
             g->k = k;
+            cg_registers_start_column(g, c);
             cg_emit_point_list(g, &in->body);
             cg_loop_end(g, &lc);
             cg_loop_end(g, &lk);

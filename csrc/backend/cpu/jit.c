@@ -1,4 +1,5 @@
 #include "backend/cpu/jit.h"
+#include "backend/cpu/vecmath.h"
 
 #include "backend/cpu/perfmap.h"
 
@@ -137,6 +138,9 @@ static bool init_locked(char *err, size_t errlen) {
     /* the assembler's parser: streaming stores write single elements with inline assembly
      * (stream.c); without it they write those elements plainly */
     J.asm_parser = LLVMInitializeNativeAsmParser() == 0;
+    /* a kernel built with vector_math calls libmvec: loaded before any kernel is, also one
+     * from the disk cache (vecmath.c) */
+    (void)vecmath_available();
     J.triple = LLVMGetDefaultTargetTriple();
     J.cpu = LLVMGetHostCPUName();
     J.features = LLVMGetHostCPUFeatures();
@@ -178,7 +182,15 @@ bool jit_init(char *err, size_t errlen) {
 const char *jit_target_id(void) { return J.target_id ? J.target_id : ""; }
 const char *jit_cpu_name(void) { return J.cpu ? J.cpu : ""; }
 bool jit_has_asm_parser(void) { return J.asm_parser; }
-bool jit_has_wide_vectors(void) { return J.features && strstr(J.features, "+avx512f") != NULL; }
+bool jit_has_feature(const char *feature) {
+    if (J.features == NULL) return false;
+    size_t n = strlen(feature);
+    for (const char *p = J.features; (p = strstr(p, feature)) != NULL; p += n)
+        if ((p == J.features || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return true;
+    return false;
+}
+
+bool jit_has_wide_vectors(void) { return jit_has_feature("+avx512f"); }
 
 LLVMTargetMachineRef jit_tm_acquire(char *err, size_t errlen) {
     LLVMTargetMachineRef tm = NULL;

@@ -32,6 +32,8 @@ bool jit_init(char *err, size_t errlen);
 /* "triple/cpu/features" of the host, for cache keys. Valid after jit_init. */
 const char *jit_target_id(void);
 const char *jit_cpu_name(void);
+/* Whether the host has LLVM feature `feature` ("+avx2"): one of the host's features, whole. */
+bool jit_has_feature(const char *feature);
 /* Whether the host has 512-bit vectors (AVX-512F): kernels then ask LLVM for them. */
 bool jit_has_wide_vectors(void);
 /* Whether LLVM can assemble inline assembly for the host (its assembler parser initialised). */

@@ -87,8 +87,8 @@ static void int_helpers(StrBuf *sb, const char *T, const char *sfx, const char *
               T, sfx, U);
 }
 
-/* Float helpers: T, suffix, libm suffix ("" or "f"), literal suffix, bit-cast intrinsic. */
-static void float_helpers(StrBuf *sb, const char *T, const char *sfx, const char *m, const char *bits) {
+/* Float helpers: T, suffix, libm suffix ("" or "f"). */
+static void float_helpers(StrBuf *sb, const char *T, const char *sfx, const char *m) {
     sb_printf(sb,
               "GT_DEV %1$s gt_floordiv_%2$s(%1$s a, %1$s d) {\n"
               "    %1$s mod = fmod%3$s(a, d);\n"
@@ -107,15 +107,13 @@ static void float_helpers(StrBuf *sb, const char *T, const char *sfx, const char
               "    if (mod != 0) return ((d < 0) != (mod < 0)) ? mod + d : mod;\n"
               "    return copysign%3$s((%1$s)0, d);\n"
               "}\n"
-              "GT_DEV %1$s gt_min_%2$s(%1$s a, %1$s b) {\n"
-              "    return a != a ? a : b != b ? b : a < b ? a : b < a ? b : (%4$s(a) < 0 ? a : b);\n"
-              "}\n"
-              "GT_DEV %1$s gt_max_%2$s(%1$s a, %1$s b) {\n"
-              "    return a != a ? a : b != b ? b : a > b ? a : b > a ? b : (%4$s(a) < 0 ? b : a);\n"
-              "}\n"
+              /* np.minimum / np.maximum: a NaN operand gives NaN (the first where both are),
+               * else the smaller (larger) one, and the second on a tie (-0.0 and 0.0) */
+              "GT_DEV %1$s gt_min_%2$s(%1$s a, %1$s b) { return (a < b || a != a) ? a : b; }\n"
+              "GT_DEV %1$s gt_max_%2$s(%1$s a, %1$s b) { return (a > b || a != a) ? a : b; }\n"
               "GT_DEV bool gt_isinf_%2$s(%1$s a) { return fabs%3$s(a) == gt_inf_%2$s(); }\n"
               "GT_DEV bool gt_isfinite_%2$s(%1$s a) { return fabs%3$s(a) < gt_inf_%2$s(); }\n",
-              T, sfx, m, bits);
+              T, sfx, m);
 }
 
 void cuda_write_preamble(StrBuf *sb, const char *stencil_name) {
@@ -125,7 +123,7 @@ void cuda_write_preamble(StrBuf *sb, const char *stencil_name) {
     int_helpers(sb, "short", "i16", "unsigned short");
     int_helpers(sb, "int", "i32", "unsigned int");
     int_helpers(sb, "long long", "i64", "unsigned long long");
-    float_helpers(sb, "double", "f64", "", "__double_as_longlong");
-    float_helpers(sb, "float", "f32", "f", "__float_as_int");
+    float_helpers(sb, "double", "f64", "");
+    float_helpers(sb, "float", "f32", "f");
     sb_puts(sb, "\n");
 }
