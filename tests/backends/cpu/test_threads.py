@@ -149,7 +149,8 @@ def test_a_call_in_flight_keeps_its_threads():
     info = {}
     stencil(a, b, domain=(200, 200, 40), exec_info=info)
     assert info["plan"]["threads"] == 1 and info["plan"]["workers"] == 1
-    np.testing.assert_array_equal(b[:200, :200], _slow_by_hand(a))
+    # NumPy has SIMD exp of its own (AVX-512 machines): its last bit may differ from libm's
+    np.testing.assert_allclose(b[:200, :200], _slow_by_hand(a), rtol=1e-14, atol=0)
 
 
 def _slow_by_hand(a):
