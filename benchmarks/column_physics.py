@@ -15,7 +15,8 @@ Two cases on arrays of (ncol, 1, nlev + 1) points, C order (K contiguous), origi
 Every column is checked against the NumPy version (on the first --check-columns columns)
 before anything is timed; then the columns are timed as benchmarks/suite.py times (median
 wall time of up to --repeat calls, interleaved, after gtscript has settled its call plan).
-Columns: gtscript cpu (and on Fortran-ordered arrays with --fortran), hand-written C
+Columns: gtscript cpu (and on Fortran-ordered arrays with --fortran, and built with
+vector_math=True: libmvec's exp/log/pow, checked to a looser tolerance), hand-written C
 (`cc -O3 -march=native -fopenmp`, micro only), the NumPy version (up to --numpy-max-columns
 columns), gtscript's and GT4Py's numpy backends (up to 1,024 columns), and with
 --gt4py-compiled GT4Py's gt:cpu_kfirst, gt:cpu_ifirst and dace:cpu (a backend that does not
@@ -53,6 +54,12 @@ SATADJ_BLOCKS = 20
 #: every implementation against the NumPy version (exp/log/pow differ in their last bits
 #: between libraries, and 137 levels of sedimentation carry the differences down)
 RTOL, ATOL = 1e-8, 1e-14
+#: gtscript with vector_math=True: libmvec's exp/log/pow are within 4 ulps of libm's, not the
+#: same bits, and the microphysics' thresholds (`if q > 1e-12`) turn some of those differences
+#: into larger ones further down the column (measured: 3.5e-7 relative at most, 1,024 columns);
+#: the largest difference measured is reported with the results
+VECTOR_MATH_RTOL = 1e-5
+VECTOR_MATH = "gtscript[cpu] vector_math"
 GT4PY_COMPILED = ("gt:cpu_kfirst", "gt:cpu_ifirst", "dace:cpu")
 GT4PY_HEADER = ("import numpy as np\n"
                 "from gt4py.cartesian.gtscript import Field, computation, interval, PARALLEL\n"
@@ -219,13 +226,14 @@ def gtscript_definition(case):
     return build_scaling.make_definition(case.gtscript_source, case.name)[0]
 
 
-def build_gtscript(case, backend, build_s):
+def build_gtscript(case, backend, build_s, **options):
     """A cold build (rebuild=True) of the case on a gtscript backend; its time in build_s."""
     info = {}
     start = time.perf_counter()
     stencil = gtscript.stencil(backend, gtscript_definition(case), rebuild=True,
-                               build_info=info)
-    build_s[f"gtscript[{backend}]"] = time.perf_counter() - start
+                               build_info=info, **options)
+    name = ",".join([backend] + [k for k, v in options.items() if v])
+    build_s[f"gtscript[{name}]"] = time.perf_counter() - start
     return stencil
 
 
@@ -251,9 +259,9 @@ def build_gt4py(case, backend, build_s, notes):
 class Column:
     """One timed implementation: how to call it and on which arrays (its layout)."""
 
-    def __init__(self, name, call, layout, settle=None, max_columns=None):
+    def __init__(self, name, call, layout, settle=None, max_columns=None, rtol=RTOL):
         self.name, self.call, self.layout, self.settle = name, call, layout, settle
-        self.max_columns = max_columns
+        self.max_columns, self.rtol = max_columns, rtol
 
 
 def _with_scalars(fn):
@@ -269,6 +277,10 @@ def implementations(case, options, log):
     columns.append(Column("gtscript[cpu]", call, "C", settle=call.settle))
     if options.fortran:
         columns.append(Column(f"gtscript[cpu] {suite.FORTRAN}", call, "F", settle=call.settle))
+    if options.vector_math:
+        vm_call = suite._gtscript_call(build_gtscript(case, "cpu", build_s, vector_math=True))
+        columns.append(Column(VECTOR_MATH, vm_call, "C", settle=vm_call.settle,
+                              rtol=VECTOR_MATH_RTOL))
     if options.c:
         try:
             kernel = case.c_kernel()
@@ -364,7 +376,8 @@ def _plan_summary(info):
 def check(case, columns, ncol, options):
     """Runs every column (those that take ncol columns) once on fresh inputs and checks what
     it wrote against the NumPy version on the first options.check_columns columns; raises
-    AssertionError on a difference. Returns (the columns, their Layouts)."""
+    AssertionError on a difference. Returns (the columns, their Layouts, each column's
+    largest relative difference from the NumPy version)."""
     pristine = case.inputs(ncol)
     ncheck = min(ncol, options.check_columns)
     # the first ncheck columns (a K field has no column axis)
@@ -375,20 +388,26 @@ def check(case, columns, ncol, options):
             raise AssertionError(f"{case.name}: the NumPy version gave non-finite {n}")
     layouts = Layouts(case, pristine)
     active = [c for c in columns if c.max_columns is None or ncol <= c.max_columns]
+    differences = {}
     for column in active:  # each column checked on fresh inputs before anything is timed
         arrays = layouts.reset(column.layout)
         column.call(arrays, case.scalars, 0)
+        worst = 0.0
         for n in case.written:
+            got = np.asarray(arrays[n])[:ncheck]
             np.testing.assert_allclose(
-                np.asarray(arrays[n])[:ncheck], expected[n], rtol=RTOL, atol=ATOL,
+                got, expected[n], rtol=column.rtol, atol=ATOL,
                 err_msg=f"{case.name} {ncol} columns: {column.name} disagrees with the NumPy "
                         f"version on {n}")
-    return active, layouts
+            scale = np.maximum(np.abs(expected[n]), ATOL / RTOL)
+            worst = max(worst, float(np.max(np.abs(got - expected[n]) / scale)))
+        differences[column.name] = worst
+    return active, layouts, differences
 
 
 def run_size(case, columns, ncol, options, log):
     """Check every column at ncol columns, then time them; a result row."""
-    active, layouts = check(case, columns, ncol, options)
+    active, layouts, differences = check(case, columns, ncol, options)
     ncheck = min(ncol, options.check_columns)
     scalars = case.scalars
     plan = None
@@ -405,7 +424,7 @@ def run_size(case, columns, ncol, options, log):
            for c in active}
     timings = suite.time_calls(fns, options.repeat, options.max_seconds)
     row = {"case": case.name, "columns": ncol, "levels": case.nlev, "timings": timings,
-           "checked_columns": ncheck, "plan": plan}
+           "checked_columns": ncheck, "plan": plan, "max_relative_difference": differences}
     gt = timings["gtscript[cpu]"]["ms"]
     row["gtscript_over"] = {c: gt / t["ms"] for c, t in timings.items() if c != "gtscript[cpu]"}
     print(f"  {case.name} {ncol:>6} columns: "
@@ -417,7 +436,7 @@ def run_size(case, columns, ncol, options, log):
 # -------------------------------------------------------------------------------- report
 
 
-LABELS = {"gtscript[cpu]": "gtscript", "c": "C", "numpy": "NumPy",
+LABELS = {"gtscript[cpu]": "gtscript", VECTOR_MATH: "gtscript vector_math", "c": "C", "numpy": "NumPy",
           "gtscript[numpy]": "gtscript numpy", f"gtscript[cpu] {suite.FORTRAN}": "gtscript F"}
 
 
@@ -433,7 +452,7 @@ def markdown_table(rows):
     for r in rows:
         columns += [c for c in r["timings"] if c not in columns]
     head = (["case", "columns"] + [f"{_label(c)} ms" for c in columns]
-            + ["gtscript / kfirst", "gtscript / C"])
+            + ["gtscript / kfirst", "gtscript / C", "vector_math / kfirst", "vector_math / C"])
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for r in rows:
         t = r["timings"]
@@ -442,6 +461,9 @@ def markdown_table(rows):
         for other in ("gt4py[gt:cpu_kfirst]", "c"):
             ratio = r["gtscript_over"].get(other)
             cells.append("-" if ratio is None else f"{ratio:.2f}")
+        for other in ("gt4py[gt:cpu_kfirst]", "c"):
+            ok = VECTOR_MATH in t and other in t
+            cells.append(f"{t[VECTOR_MATH]['ms'] / t[other]['ms']:.2f}" if ok else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -461,6 +483,10 @@ def summary(report):
            "each); 'gtscript / X' = gtscript's time / X's time (> 1: gtscript is slower)",
            _load_line(report), "", markdown_table(report["results"]), ""]
     out += [f"plan ({r['case']}, {r['columns']:,} columns): {r['plan']}"
+            for r in report["results"]]
+    out += [f"largest relative difference from the NumPy version ({r['case']}, "
+            f"{r['columns']:,} columns): "
+            + ", ".join(f"{_label(c)} {d:.1e}" for c, d in r["max_relative_difference"].items())
             for r in report["results"]]
     out.append("cold builds: " + ", ".join(f"{k} {v:.1f} s"
                                            for k, v in report["build_s"].items()))
@@ -496,6 +522,8 @@ def parse_args(argv):
     parser.add_argument("--no-gt4py", action="store_true",
                         help="leave out GT4Py's numpy backend (its build of micro takes minutes)")
     parser.add_argument("--no-c", action="store_true", help="leave out the C version")
+    parser.add_argument("--no-vector-math", action="store_true",
+                        help="leave out gtscript built with vector_math=True")
     parser.add_argument("--cases", nargs="+", choices=("micro", "satadj"),
                         default=["micro", "satadj"])
     parser.add_argument("--size", type=float, default=1.0,
@@ -534,6 +562,7 @@ def run(args, log=sys.stderr):
     os.environ.setdefault("GTSCRIPT_CACHE_DIR", tempfile.mkdtemp(prefix="gtscript-colbench-"))
     suite._map_large_arrays()
     args.c = not args.no_c
+    args.vector_math = not args.no_vector_math
     args.numpy_backends = not args.no_numpy_backends
     args.gt4py = not args.no_gt4py
     sizes = args.columns or (QUICK_COLUMNS if args.quick else COLUMNS)

@@ -869,13 +869,15 @@ static PyObject *plan_info(const ModuleObject *m, const Plan *p, CpuVariant vari
         Py_DECREF(tuning);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:O,s:i,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:O,s:s,s:N,s:N}", "layout",
+    /* the axis the blocks of a whole tile run along (cpu_blocks_along_i) */
+    const char *axis = !blocks ? NULL : cpu_blocks_along_i(p->ti, p->tj) ? "I" : "J";
+    return Py_BuildValue("{s:s,s:O,s:i,s:i,s:(LL),s:s,s:L,s:N,s:L,s:s,s:z,s:O,s:s,s:N,s:N}", "layout",
                          layouts[variant.layout], "shared_memory", variant.shared ? Py_True : Py_False,
                          "threads", p ? p->nthreads : 1, "workers", workers, "tile", (long long)(p ? p->ti : 0),
                          (long long)(p ? p->tj : 0), "tile_why", tile_why, "l2_budget_bytes",
                          (long long)(p ? p->budget : 0), "temporaries", temps, "column_blocks",
                          (long long)(chose ? p->block_cols : 0), "column_blocks_why",
-                         chose ? block_why : "none", "streaming_stores",
+                         chose ? block_why : "none", "column_blocks_axis", axis, "streaming_stores",
                          p && p->stream ? Py_True : Py_False, "streaming_stores_why",
                          p && stream_why ? stream_why : "none", "machine", machine, "tuning", tuning);
 }

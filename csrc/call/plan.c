@@ -135,7 +135,7 @@ static int env_switch(const char *v, PlanChoice *c) {
  * with them, not with the tile), which is not worth its memory: bundles then. */
 static bool block_scratch(int64_t nk, int nbuf, int64_t *buf, int64_t *total) {
     int64_t b;
-    bool fits = !__builtin_mul_overflow((int64_t)GT_BLOCK_COLS * 8, nk, &b) && b <= BLOCK_SCRATCH_MAX &&
+    bool fits = !__builtin_mul_overflow((int64_t)cpu_block_cols(nbuf) * 8, nk, &b) && b <= BLOCK_SCRATCH_MAX &&
                 !__builtin_mul_overflow((b + 63) / 64 * 64, (int64_t)nbuf, total) &&
                 *total <= BLOCK_SCRATCH_MAX;
     *buf = fits ? (b + 63) / 64 * 64 : 0;
@@ -153,12 +153,13 @@ static void model_blocks(const Stencil *st, const int64_t n[3], CpuLayout layout
     /* Measured on an AMD EPYC (Zen 4) guest, one thread, 256x256x80, CPU ms, bundles ->
      * blocks: tridiagonal float64 25.1 -> 23.9, float32 38.3 -> 11.6; advection float64
      * 34.9 -> 31.2, float32 31.8 -> 26.0 (docs/performance.md). */
-    c->block_cols = GT_BLOCK_COLS;
+    c->block_width = cpu_block_cols(nbuf);
+    c->block_cols = c->block_width;
     c->block_why = "model";
     c->blocks_free = true;
     int env = env_switch(getenv("GTSCRIPT_COLUMN_BLOCKS"), c);
     if (env >= 0) {
-        c->block_cols = env ? GT_BLOCK_COLS : 0;
+        c->block_cols = env ? c->block_width : 0;
         c->block_why = "env";
         c->blocks_free = false;
     }

@@ -19,7 +19,8 @@ typedef struct PlanChoice {
     int pool;              /* the pool's size the choice was made for (pool_threads() then): a
                               plan for 8 threads is not one for 1 (gtscript.set_num_threads) */
     int64_t ti, tj;        /* tile size, 1 <= ti <= ni, 1 <= tj <= nj */
-    int64_t block_cols;    /* C-order column groups: GT_BLOCK_COLS (blocks) or 0 (bundles) */
+    int64_t block_cols;    /* C-order column groups: block_width (blocks) or 0 (bundles) */
+    int64_t block_width;   /* the columns of a block of this stencil (cpu_block_cols) */
     const char *tile_why;  /* "model", "env" or "one tile (writes beyond the domain)" */
     const char *block_why; /* "model", "env", "model: scratch over 64 MiB"; NULL: no group
                               can run in blocks (block_cols is then 0) */

@@ -158,7 +158,7 @@ static void make_candidates(TuneRecord *r) {
     r->blocks_cand = r->stream_cand = -1;
     if (m->blocks_free && r->ncand < TUNE_MAX_CANDIDATES) {
         r->blocks_cand = r->ncand;
-        r->cand[r->ncand++] = (TuneCandidate){ti, tj, bc ? 0 : GT_BLOCK_COLS, m->stream, {0, 0}, 0};
+        r->cand[r->ncand++] = (TuneCandidate){ti, tj, bc ? 0 : m->block_width, m->stream, {0, 0}, 0};
     }
     if (m->stream_free && r->ncand < TUNE_MAX_CANDIDATES) {
         r->stream_cand = r->ncand;
@@ -259,7 +259,7 @@ static bool parse_value(const char *v, TuneRecord *r) {
             if (!expect(&v, ',')) break;
         }
         if (c->ti < 1 || c->ti > r->domain[0] || c->tj < 1 || c->tj > r->domain[1] ||
-            (c->block_cols != 0 && c->block_cols != GT_BLOCK_COLS) ||
+            (c->block_cols != 0 && c->block_cols != m->block_width) ||
             (!m->blocks_free && c->block_cols != m->block_cols) ||
             (!m->stream_free && c->stream != m->stream) ||
             (!m->tile_free && (c->ti != m->ti || c->tj != m->tj)))

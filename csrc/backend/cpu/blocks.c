@@ -25,38 +25,46 @@
 
 #include <stdlib.h>
 
-enum { MAX_SCAN = 2 * GT_MAX_BLOCK_SYMS };
+int cpu_block_cols(int nbuf) {
+    int cols = GT_BLOCK_COLS_MAX;
+    while (cols > GT_BLOCK_COLS_MIN && (long)cols * nbuf > GT_BLOCK_COL_BUFFERS) cols /= 2;
+    return cols;
+}
 
 typedef struct Seen {
     const Symbol *sym;
     bool bad;     /* accessed in a way the scratch cannot hold */
     bool read, written;
     int nviews;   /* distinct horizontal offsets read (and (0, 0) when written) */
-    int view[GT_MAX_BLOCK_SYMS][2];
+    int view[GT_MAX_BLOCK_VIEWS][2];
 } Seen;
 
+/* The fields and temporaries a group accesses, in the order first seen; at[slot] is a
+ * symbol's entry (-1: none yet). */
 typedef struct Scan {
     const Interval *in;
     Seen *seen;
-    int n;
+    int *at;
+    int n, nslots;
     bool overflow;
 } Scan;
 
 static Seen *find(Scan *S, const Symbol *s) {
-    for (int i = 0; i < S->n; i++)
-        if (S->seen[i].sym == s) return &S->seen[i];
-    if (S->n == MAX_SCAN) {
+    if (s->slot < 0 || s->slot >= S->nslots) {
         S->overflow = true;
         return NULL;
     }
-    S->seen[S->n] = (Seen){.sym = s};
-    return &S->seen[S->n++];
+    if (S->at[s->slot] < 0) {
+        S->at[s->slot] = S->n;
+        S->seen[S->n++] = (Seen){.sym = s};
+    }
+    return &S->seen[S->at[s->slot]];
 }
 
 static void add_view(Seen *v, int di, int dj) {
     for (int i = 0; i < v->nviews; i++)
         if (v->view[i][0] == di && v->view[i][1] == dj) return;
-    if (v->nviews == GT_MAX_BLOCK_SYMS) {
+    if (v->nviews == GT_MAX_BLOCK_VIEWS) {
         v->bad = true;
         return;
     }
@@ -201,10 +209,16 @@ static bool written_before_read(const Computation *first, int n, const Symbol *s
 }
 
 int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out) {
-    (void)st;
-    Seen *seen = malloc(sizeof *seen * MAX_SCAN);
-    if (seen == NULL) return -1; /* the group keeps its bundles */
-    Scan S = {.seen = seen};
+    int nslots = stencil_nslots(st);
+    Seen *seen = malloc(sizeof *seen * (size_t)(nslots + 1));
+    int *at = malloc(sizeof *at * (size_t)(nslots + 1));
+    if (seen == NULL || at == NULL) { /* the group keeps its bundles */
+        free(seen);
+        free(at);
+        return -1;
+    }
+    for (int s = 0; s < nslots; s++) at[s] = -1;
+    Scan S = {.seen = seen, .at = at, .nslots = nslots};
     for (int c = 0; c < n; c++)
         for (int iv = 0; iv < first[c].nintervals; iv++) {
             S.in = &first[c].intervals[iv];
@@ -235,6 +249,7 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
     }
     if (S.overflow) kept = -1;
     free(seen);
+    free(at);
     return kept;
 }
 

@@ -65,8 +65,8 @@ typedef struct CG {
     bool shared;
     /* Column blocks (blocks.c, columns.c): the parts take the scratch header and `nblk`
      * noalias scratch buffers after their usual parameters; blk_on is the block width the
-     * plan chose (0: bundles, else GT_BLOCK_COLS), loaded in each part's prologue, blk_cols
-     * the constant GT_BLOCK_COLS. While a block's sweeps are emitted, views[x] (x < nviews)
+     * plan chose (0: bundles, else cpu_block_cols(nblk)), loaded in each part's prologue,
+     * blk_cols that constant. While a block's sweeps are emitted, views[x] (x < nviews)
      * says which accesses go to scratch buffer blkbuf[x] (blocks.h) and col is the column's
      * index in the block. */
     int nblk;
@@ -75,6 +75,9 @@ typedef struct CG {
     const struct BlockSym *views;
     int nviews;
     LLVMValueRef col; /* argument arrays may share memory: only temporaries are noalias */
+    /* the axis the current tile's blocks run along (columns.c): along_i, and the I and J
+     * steps from one column of a block to the next (1 and 0, or 0 and 1) */
+    LLVMValueRef blk_along_i, blk_di, blk_dj;
     /* streaming stores (stream.h): whether the kernel has fields to stream, and in the
      * current part whether the plan streams (tile[4], loaded in its prologue) */
     bool streams;

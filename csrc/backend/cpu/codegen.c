@@ -1183,7 +1183,7 @@ static bool begin_part(CG *g) {
                   LLVMGetParam(g->fn, (unsigned)nslots + 2), LLVMGetParam(g->fn, (unsigned)nslots + 3));
     if (g->nblk) {
         g->blk_on = load_i64(g, g->pb, LLVMGetParam(g->fn, (unsigned)nslots + 4), 0, "block_cols");
-        g->blk_cols = cg_c64(g, GT_BLOCK_COLS);
+        g->blk_cols = cg_c64(g, cpu_block_cols(g->nblk));
         for (int x = 0; x < g->nblk; x++) g->blkbuf[x] = LLVMGetParam(g->fn, (unsigned)(nslots + 5 + x));
     }
     g->nests = 0;

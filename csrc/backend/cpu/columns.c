@@ -239,7 +239,7 @@ static void transpose(CG *g, LLVMValueRef *rows, int w) {
 }
 
 /* Element (c, k) in place: place + c * sj + k (K the unit stride); in the scratch: buf + c +
- * k * GT_BLOCK_COLS. Copies columns [c0, c1), levels [k0, k1), element by element. */
+ * k * blk_cols. Copies columns [c0, c1), levels [k0, k1), element by element. */
 static void copy_elements(CG *g, LLVMTypeRef t, LLVMValueRef place, LLVMValueRef sj, LLVMValueRef buf,
                           LLVMValueRef c0, LLVMValueRef c1, LLVMValueRef k0, LLVMValueRef k1, bool in) {
     LLVMBuilderRef b = g->b;
@@ -324,25 +324,27 @@ static LLVMValueRef copy_function(CG *g, int size, bool in) {
     return fn;
 }
 
-/* Copies a view of the block's columns [jb, jb + ncol) at row i (shifted by the view's
- * offset), levels [0, nk), into its scratch `buf` (column fastest) or back. */
-static void block_copy(CG *g, const BlockSym *view, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef jb,
+/* Copies a view of the block's ncol columns from (i0, j0) on (shifted by the view's offset),
+ * levels [0, nk), into its scratch `buf` (column fastest) or back. */
+static void block_copy(CG *g, const BlockSym *view, LLVMValueRef buf, LLVMValueRef i0, LLVMValueRef j0,
                        LLVMValueRef ncol, bool in) {
     LLVMBuilderRef b = g->b;
     const Symbol *s = view->sym;
-    g->i = LLVMBuildNSWAdd(b, i, cg_c64(g, view->di), "");
-    g->j = LLVMBuildNSWAdd(b, jb, cg_c64(g, view->dj), "");
+    g->i = LLVMBuildNSWAdd(b, i0, cg_c64(g, view->di), "");
+    g->j = LLVMBuildNSWAdd(b, j0, cg_c64(g, view->dj), "");
     g->k = cg_c64(g, 0);
-    LLVMValueRef args[5] = {cg_point_address(g, s), cg_slot_stride(g, s, 1), buf, ncol, g->nk};
+    LLVMValueRef step = LLVMBuildSelect(b, g->blk_along_i, cg_slot_stride(g, s, 0), cg_slot_stride(g, s, 1), "");
+    LLVMValueRef args[5] = {cg_point_address(g, s), step, buf, ncol, g->nk};
     LLVMValueRef fn = copy_function(g, dtype_size(s->dtype), in);
     LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, args, 5, "");
 }
 
-/* for each column c of the block: the point (i, jb + c, k) */
-static LLVMValueRef block_cols_begin(CG *g, Loop *lc, LLVMValueRef i, LLVMValueRef jb, LLVMValueRef ncol) {
+/* for each column c of the block: the point (i0 + c, j0, k) along I, (i0, j0 + c, k) along J */
+static LLVMValueRef block_cols_begin(CG *g, Loop *lc, LLVMValueRef i0, LLVMValueRef j0, LLVMValueRef ncol) {
+    LLVMBuilderRef b = g->b;
     g->col = cg_loop_begin(g, lc, cg_c64(g, 0), ncol, "bcol");
-    g->i = i;
-    g->j = LLVMBuildNSWAdd(g->b, jb, g->col, "");
+    g->i = LLVMBuildNSWAdd(b, i0, LLVMBuildNSWMul(b, g->col, g->blk_di, ""), "");
+    g->j = LLVMBuildNSWAdd(b, j0, LLVMBuildNSWMul(b, g->col, g->blk_dj, ""), "");
     return g->col;
 }
 
@@ -369,7 +371,7 @@ static void prefetch_level(CG *g, const Prefetch *P, LLVMValueRef k) {
     for (int x = 0; x < P->nsyms; x++) {
         const BlockSym *v = &P->syms[x];
         if (!v->copy_in && !v->copy_out) continue;
-        int size = dtype_size(v->sym->dtype), bytes = GT_BLOCK_COLS * size;
+        int size = dtype_size(v->sym->dtype), bytes = cpu_block_cols(g->nblk) * size;
         g->i = LLVMBuildNSWAdd(b, P->ni, cg_c64(g, v->di), "");
         g->j = LLVMBuildNSWAdd(b, P->nj, cg_c64(g, v->dj), "");
         g->k = cg_c64(g, 0);
@@ -390,8 +392,8 @@ static void prefetch_level(CG *g, const Prefetch *P, LLVMValueRef k) {
     g->k = kk;
 }
 
-static void emit_block_computations(CG *g, const Computation *first, int n, LLVMValueRef i,
-                                    LLVMValueRef jb, LLVMValueRef ncol, Prefetch *P) {
+static void emit_block_computations(CG *g, const Computation *first, int n, LLVMValueRef i0,
+                                    LLVMValueRef j0, LLVMValueRef ncol, Prefetch *P) {
     for (int ci = 0; ci < n; ci++) {
         const Computation *c = &first[ci];
         for (int iv = 0; iv < c->nintervals; iv++) {
@@ -401,7 +403,7 @@ static void emit_block_computations(CG *g, const Computation *first, int n, LLVM
             if (c->policy == POLICY_PARALLEL) { /* statement by statement, each over its levels */
                 for (int s = 0; s < in->body.n; s++) {
                     LLVMValueRef k = cg_loop_begin(g, &lk, ks, ke, "bpar");
-                    block_cols_begin(g, &lc, i, jb, ncol);
+                    block_cols_begin(g, &lc, i0, j0, ncol);
                     g->k = k;
                     cg_emit_point(g, in->body.items[s]);
                     cg_loop_end(g, &lc);
@@ -413,7 +415,7 @@ static void emit_block_computations(CG *g, const Computation *first, int n, LLVM
              * column (the columns innermost: one vector loop) */
             LLVMValueRef k = cg_sweep_level(g, c, cg_loop_begin(g, &lk, ks, ke, "bsweep"), ks, ke);
             if (!P->done) prefetch_level(g, P, k);
-            block_cols_begin(g, &lc, i, jb, ncol);
+            block_cols_begin(g, &lc, i0, j0, ncol);
             g->k = k;
             cg_registers_start_column(g, c);
             cg_emit_point_list(g, &in->body);
@@ -424,41 +426,51 @@ static void emit_block_computations(CG *g, const Computation *first, int n, LLVM
     }
 }
 
-/* The group over the tile in blocks of g->blk_cols J columns (the last one narrower): per
- * block, the fields it reads copied into their scratch, the computations level by level,
- * the fields it wrote copied back. */
+/* The group over the tile in blocks of g->blk_cols columns (the last one of a row narrower):
+ * per block, the fields it reads copied into their scratch, the computations level by
+ * level, the fields it wrote copied back. The blocks run along J or along I
+ * (cpu_blocks_along_i, decided here for each tile), a row of the other axis at a time. */
 static void emit_blocks(CG *g, const Computation *first, int n, const BlockSym *syms, int nsyms) {
     LLVMBuilderRef b = g->b;
     LLVMValueRef cols = g->blk_cols;
-    Loop li, lb;
-    LLVMValueRef i = cg_loop_begin(g, &li, g->ti0, g->ti1, "bi");
-    LLVMValueRef span = LLVMBuildNSWSub(b, g->tj1, g->tj0, "");
+    LLVMValueRef wi = LLVMBuildNSWSub(b, g->ti1, g->ti0, ""), wj = LLVMBuildNSWSub(b, g->tj1, g->tj0, "");
+    LLVMValueRef along_i = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, wj, cg_c64(g, GT_BLOCK_COLS_MIN), ""),
+                                        LLVMBuildICmp(b, LLVMIntSGT, wi, wj, ""), "along_i");
+    g->blk_along_i = along_i;
+    g->blk_di = LLVMBuildZExt(b, along_i, g->i64, "bdi");
+    g->blk_dj = LLVMBuildSub(b, cg_c64(g, 1), g->blk_di, "bdj");
+    LLVMValueRef r0 = LLVMBuildSelect(b, along_i, g->tj0, g->ti0, ""), r1 = LLVMBuildSelect(b, along_i, g->tj1, g->ti1, "");
+    LLVMValueRef c0 = LLVMBuildSelect(b, along_i, g->ti0, g->tj0, ""), c1 = LLVMBuildSelect(b, along_i, g->ti1, g->tj1, "");
+    Loop lr, lb;
+    LLVMValueRef r = cg_loop_begin(g, &lr, r0, r1, "brow");
+    LLVMValueRef span = LLVMBuildNSWSub(b, c1, c0, "");
     LLVMValueRef nblocks =
         LLVMBuildSDiv(b, LLVMBuildNSWAdd(b, span, LLVMBuildNSWSub(b, cols, cg_c64(g, 1), ""), ""), cols, "");
     LLVMValueRef bi = cg_loop_begin(g, &lb, cg_c64(g, 0), nblocks, "bb");
-    LLVMValueRef jb = LLVMBuildNSWAdd(b, g->tj0, LLVMBuildNSWMul(b, bi, cols, ""), "");
-    LLVMValueRef left = LLVMBuildNSWSub(b, g->tj1, jb, "");
+    LLVMValueRef cb = LLVMBuildNSWAdd(b, c0, LLVMBuildNSWMul(b, bi, cols, ""), "");
+    LLVMValueRef left = LLVMBuildNSWSub(b, c1, cb, "");
     LLVMValueRef ncol = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, cols, ""), left, cols, "ncol");
+    LLVMValueRef i0 = LLVMBuildSelect(b, along_i, cb, r, "bi0"), j0 = LLVMBuildSelect(b, along_i, r, cb, "bj0");
     for (int x = 0; x < nsyms; x++)
-        if (syms[x].copy_in) block_copy(g, &syms[x], g->blkbuf[x], i, jb, ncol, true);
-    /* the next block: further along the row, or the next row's first */
-    LLVMValueRef jn = LLVMBuildNSWAdd(b, jb, cols, "");
-    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntSLT, jn, g->tj1, "");
+        if (syms[x].copy_in) block_copy(g, &syms[x], g->blkbuf[x], i0, j0, ncol, true);
+    /* the next block: further along the row, or the next row's first (the tile's last row:
+     * its own first block again, in bounds and harmless) */
+    LLVMValueRef cn = LLVMBuildNSWAdd(b, cb, cols, "");
+    LLVMValueRef same = LLVMBuildICmp(b, LLVMIntSLT, cn, c1, "");
+    LLVMValueRef rn = LLVMBuildNSWAdd(b, r, cg_c64(g, 1), "");
+    rn = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, rn, r1, ""), rn, r, "");
+    LLVMValueRef nr = LLVMBuildSelect(b, same, r, rn, ""), nc = LLVMBuildSelect(b, same, cn, c0, "");
     Prefetch P = {.syms = syms, .nsyms = nsyms,
-                  /* the tile's last row: its own first block again (in bounds, harmless) */
-                  .ni = LLVMBuildSelect(b, same, i, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT,
-                        LLVMBuildNSWAdd(b, i, cg_c64(g, 1), ""), g->ti1, ""), LLVMBuildNSWAdd(b, i, cg_c64(g, 1), ""), i, ""), ""),
-                  .nj = LLVMBuildSelect(b, same, jn, g->tj0, "")};
+                  .ni = LLVMBuildSelect(b, along_i, nc, nr, ""), .nj = LLVMBuildSelect(b, along_i, nr, nc, "")};
     g->views = syms;
     g->nviews = nsyms;
     g->lane = 0; /* one column at a time: the registers of lane 0 */
-    emit_block_computations(g, first, n, i, jb, ncol, &P);
+    emit_block_computations(g, first, n, i0, j0, ncol, &P);
     g->nviews = 0;
     for (int x = 0; x < nsyms; x++)
-        if (syms[x].copy_out) block_copy(g, &syms[x], g->blkbuf[x], i, jb, ncol, false);
+        if (syms[x].copy_out) block_copy(g, &syms[x], g->blkbuf[x], i0, j0, ncol, false);
     cg_loop_end(g, &lb);
-    cg_loop_end(g, &li);
-    g->i = i;
+    cg_loop_end(g, &lr);
 }
 
 /* A column group: in blocks where the group can run so and the plan chose blocks

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, K, computation, interval
 from shared_stencils import tridiagonal_solver
 
 F64, F32, I32 = np.float64, np.float32, np.int32
@@ -215,6 +215,108 @@ def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shap
         assert np.all(blocks[k][~inside] == arrays[k][~inside])
     for k in CASES[name][2]:
         np.testing.assert_array_equal(blocks[k], arrays[k])  # inputs unchanged
+
+
+# tiles fewer than 8 columns wide in J and wider in I: the blocks run along I (physics
+# schemes call columns of shape (ncol, 1, nk)); partial blocks, one to seven J rows
+SIZES_ALONG_I = [(70, 1, 19), (133, 3, 33), (9, 2, 5), (200, 1, 16), (67, 7, 4)]
+
+
+@pytest.mark.parametrize("name,shape", [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
+                                        for n in CASES if n not in LEVELS_FREE for s in SIZES_ALONG_I],
+                         ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
+def test_blocks_along_i_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shape):
+    full = (shape[0] + 2 * HALO, shape[1] + 2 * HALO, shape[2])
+    arrays, scalars = _arrays(name, full, rng)
+    call = dict(origin=(HALO, HALO, 0), domain=shape)
+    blocks, info = _run("cpu", name, arrays, scalars, True, monkeypatch, **call)
+    bundles, _ = _run("cpu", name, arrays, scalars, False, monkeypatch, **call)
+    ref, _ = _run("numpy", name, arrays, scalars, **call)
+    plan = info["plan"]
+    assert plan["column_blocks"] > 0 and plan["column_blocks_axis"] == "I", plan
+    inside = np.zeros(full, bool)
+    inside[HALO:-HALO, HALO:-HALO, :] = True
+    for k in CASES[name][3]:
+        np.testing.assert_array_equal(blocks[k], ref[k])
+        np.testing.assert_array_equal(bundles[k], ref[k])
+        assert np.all(blocks[k][~inside] == arrays[k][~inside])  # the sentinel margins
+    for k in CASES[name][2]:
+        np.testing.assert_array_equal(blocks[k], arrays[k])
+
+
+def ij_and_k_reader(a: Field[F64], s: Field[IJ, F64], w: Field[K, F64], out: Field[F64]):
+    # an IJ and a K field stay in place (the scratch holds 3-D fields): read at each column of
+    # a block by its own I and J, whichever axis the block runs along
+    with computation(FORWARD):
+        with interval(0, 1):
+            out = a * s
+        with interval(1, None):
+            out = 0.5 * out[0, 0, -1] + a * s[1, 0] + w * s[0, 1]
+
+
+@pytest.mark.parametrize("shape", [(70, 1, 9), (9, 70, 9), (133, 3, 6), (5, 5, 4)])
+def test_fields_in_place_in_blocks(monkeypatch, rng, shape):
+    full = (shape[0] + 2, shape[1] + 2, shape[2])
+    a = rng.random(full)
+    s, w = rng.random(full[:2]), rng.random(full[2])
+    outs = {}
+    for backend, blocks in (("cpu", True), ("cpu", False), ("numpy", None)):
+        if blocks is not None:
+            monkeypatch.setenv("GTSCRIPT_COLUMN_BLOCKS", "1" if blocks else "0")
+        out, info = np.full(full, 1234.5), {}
+        gtscript.stencil(backend, ij_and_k_reader)(a, s, w, out, origin=(1, 1, 0), domain=shape,
+                                                    **({"exec_info": info} if backend == "cpu" else {}))
+        if blocks:
+            assert info["plan"]["column_blocks"] > 0
+        outs[backend, blocks] = out
+    want = np.full(full, 1234.5)
+    for k in range(shape[2]):
+        lvl = (slice(1, 1 + shape[0]), slice(1, 1 + shape[1]), k)
+        here = a[lvl] * s[2:2 + shape[0], 1:1 + shape[1]] + w[k] * s[1:1 + shape[0], 2:2 + shape[1]]
+        want[lvl] = a[lvl] * s[1:1 + shape[0], 1:1 + shape[1]] if k == 0 else \
+            0.5 * want[lvl[0], lvl[1], k - 1] + here
+    for key, out in outs.items():
+        np.testing.assert_allclose(out, want, rtol=1e-15, atol=0, err_msg=str(key))
+        np.testing.assert_array_equal(out, outs["numpy", None])
+
+
+@pytest.mark.parametrize("tile", ["64x1", "5x3", "130x7", "1x1", "200x2"])
+def test_tiles_choose_their_axis(monkeypatch, rng, tile):
+    # the kernel decides per tile: a domain cut into tiles of either kind, and edge tiles
+    # narrower than the rest, give the same values
+    monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
+    arrays, scalars = _arrays("advection32", (133, 7, 21), rng)
+    got, info = _run("cpu", "advection32", arrays, scalars, True, monkeypatch)
+    ref, _ = _run("numpy", "advection32", arrays, scalars)
+    ti, tj = map(int, tile.split("x"))
+    assert info["plan"]["column_blocks_axis"] == ("I" if tj < 8 and ti > tj else "J")
+    np.testing.assert_array_equal(got["out"], ref["out"])
+
+
+def test_many_fields_take_narrower_blocks(monkeypatch, rng):
+    # more than 24 scratch buffers: blocks of fewer columns (the scratch stays about the size
+    # of 24 buffers of 64 columns); 40 fields read and written by one sweep, along I and J
+    names = [f"f{i}" for i in range(40)]
+    params = ", ".join(f"{n}: Field[np.float64]" for n in names)
+    body = "\n".join(f"            {n} = {n} + 0.5 * {n}[0, 0, -1] + {names[i - 1]}"
+                      for i, n in enumerate(names))
+    src = (f"def many({params}):\n    with computation(FORWARD):\n"
+           f"        with interval(1, None):\n{body}\n")
+    namespace = {"np": np, "Field": Field, "computation": computation, "interval": interval,
+                 "FORWARD": FORWARD}
+    exec(compile(src, "<many fields>", "exec"), namespace)
+    many = namespace["many"]
+    many.__exec_source__ = src
+    monkeypatch.setenv("GTSCRIPT_COLUMN_BLOCKS", "1")
+    for shape in [(90, 1, 12), (2, 70, 12)]:
+        arrays = {n: rng.random(shape) for n in names}
+        want = {n: v.copy() for n, v in arrays.items()}
+        gtscript.stencil("numpy", many)(**want)
+        info = {}
+        gtscript.stencil("cpu", many)(**arrays, exec_info=info)
+        assert info["plan"]["column_blocks"] == 32, info["plan"]["column_blocks"]
+        for n in names:
+            np.testing.assert_array_equal(arrays[n], want[n])
 
 
 def test_blocks_are_the_default_in_c_order_and_report_their_buffers(monkeypatch, rng):
