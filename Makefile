@@ -144,7 +144,8 @@ SANITIZE_TESTS ?= tests/call/test_call_errors.py tests/compat_gt4py/test_call_gt
   tests/fuzz/test_fuzz_trees.py tests/cache/test_cache_repair.py \
   tests/analysis/test_aliased_calls.py tests/compat_gt4py/test_unused_arguments.py \
   tests/backends/cpu/test_threads.py tests/analysis/test_nest_registers.py \
-  tests/analysis/test_levels_free_sweeps.py
+  tests/analysis/test_levels_free_sweeps.py tests/backends/cpu/test_vector_math.py \
+  tests/language/test_min_max_ties.py
 SANITIZE_K ?= (not test_gtscript_agrees_with_gt4py or c06_regions) and not process_pools \
   and not eight_processes_building
 ifeq ($(FULL),1)
