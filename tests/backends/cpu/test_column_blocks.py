@@ -189,8 +189,15 @@ MIN_LEVELS = {"partial_out": 3}
 LEVELS_FREE = {"scale", "guarded_out"}
 
 
+# tiles fewer than 8 columns wide in J and wider in I: the blocks run along I (physics
+# schemes call columns of shape (ncol, 1, nk)); partial blocks, one to seven J rows
+SIZES_ALONG_I = [(70, 1, 19), (133, 3, 33), (9, 2, 5), (200, 1, 16), (67, 7, 4)]
+
+
 @pytest.mark.parametrize("name,shape", [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
-                                        for n in CASES for s in SIZES] + ONE_LEVEL,
+                                        for n in CASES for s in SIZES] + ONE_LEVEL
+                         + [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
+                            for n in CASES if n not in LEVELS_FREE for s in SIZES_ALONG_I],
                          ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
 def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shape):
     full = (shape[0] + 2 * HALO, shape[1] + 2 * HALO, shape[2])
@@ -205,6 +212,8 @@ def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shap
         assert "runs as PARALLEL" in gtscript.stencil("cpu", CASES[name][0]).ir()
     else:
         assert info["plan"]["column_blocks"] > 0 and info["plan"]["column_blocks_why"] == "env"
+        along_i = shape in [s[:2] + (shape[2],) for s in SIZES_ALONG_I]
+        assert info["plan"]["column_blocks_axis"] == ("I" if along_i else "J"), info["plan"]
     assert info0["plan"]["column_blocks"] == 0
     for k in CASES[name][3]:
         np.testing.assert_array_equal(blocks[k], ref[k])
@@ -215,33 +224,6 @@ def test_blocks_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shap
         assert np.all(blocks[k][~inside] == arrays[k][~inside])
     for k in CASES[name][2]:
         np.testing.assert_array_equal(blocks[k], arrays[k])  # inputs unchanged
-
-
-# tiles fewer than 8 columns wide in J and wider in I: the blocks run along I (physics
-# schemes call columns of shape (ncol, 1, nk)); partial blocks, one to seven J rows
-SIZES_ALONG_I = [(70, 1, 19), (133, 3, 33), (9, 2, 5), (200, 1, 16), (67, 7, 4)]
-
-
-@pytest.mark.parametrize("name,shape", [(n, s[:2] + (max(s[2], MIN_LEVELS.get(n, 2)),))
-                                        for n in CASES if n not in LEVELS_FREE for s in SIZES_ALONG_I],
-                         ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
-def test_blocks_along_i_match_bundles_and_the_numpy_backend(monkeypatch, rng, name, shape):
-    full = (shape[0] + 2 * HALO, shape[1] + 2 * HALO, shape[2])
-    arrays, scalars = _arrays(name, full, rng)
-    call = dict(origin=(HALO, HALO, 0), domain=shape)
-    blocks, info = _run("cpu", name, arrays, scalars, True, monkeypatch, **call)
-    bundles, _ = _run("cpu", name, arrays, scalars, False, monkeypatch, **call)
-    ref, _ = _run("numpy", name, arrays, scalars, **call)
-    plan = info["plan"]
-    assert plan["column_blocks"] > 0 and plan["column_blocks_axis"] == "I", plan
-    inside = np.zeros(full, bool)
-    inside[HALO:-HALO, HALO:-HALO, :] = True
-    for k in CASES[name][3]:
-        np.testing.assert_array_equal(blocks[k], ref[k])
-        np.testing.assert_array_equal(bundles[k], ref[k])
-        assert np.all(blocks[k][~inside] == arrays[k][~inside])  # the sentinel margins
-    for k in CASES[name][2]:
-        np.testing.assert_array_equal(blocks[k], arrays[k])
 
 
 def ij_and_k_reader(a: Field[F64], s: Field[IJ, F64], w: Field[K, F64], out: Field[F64]):
@@ -278,19 +260,6 @@ def test_fields_in_place_in_blocks(monkeypatch, rng, shape):
     for key, out in outs.items():
         np.testing.assert_allclose(out, want, rtol=1e-15, atol=0, err_msg=str(key))
         np.testing.assert_array_equal(out, outs["numpy", None])
-
-
-@pytest.mark.parametrize("tile", ["64x1", "5x3", "130x7", "1x1", "200x2"])
-def test_tiles_choose_their_axis(monkeypatch, rng, tile):
-    # the kernel decides per tile: a domain cut into tiles of either kind, and edge tiles
-    # narrower than the rest, give the same values
-    monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
-    arrays, scalars = _arrays("advection32", (133, 7, 21), rng)
-    got, info = _run("cpu", "advection32", arrays, scalars, True, monkeypatch)
-    ref, _ = _run("numpy", "advection32", arrays, scalars)
-    ti, tj = map(int, tile.split("x"))
-    assert info["plan"]["column_blocks_axis"] == ("I" if tj < 8 and ti > tj else "J")
-    np.testing.assert_array_equal(got["out"], ref["out"])
 
 
 def test_many_fields_take_narrower_blocks(monkeypatch, rng):
@@ -332,14 +301,21 @@ def test_blocks_are_the_default_in_c_order_and_report_their_buffers(monkeypatch,
     assert info["plan"]["layout"] == "F" and info["plan"]["column_blocks"] == 0
 
 
-@pytest.mark.parametrize("tile", ["1x1", "3x5", "2x64", "4x65", "1x200"])
-def test_any_tile_size(monkeypatch, rng, tile):
+@pytest.mark.parametrize("name,shape,tile",
+                         [("thomas32", (5, 150, 24), t) for t in ("1x1", "3x5", "2x64", "4x65", "1x200")]
+                         + [("advection32", (133, 7, 21), t) for t in ("64x1", "5x3", "130x7", "200x2")])
+def test_any_tile_size(monkeypatch, rng, name, shape, tile):
+    # the kernel decides the blocks' axis per tile: a domain cut into tiles of either kind,
+    # and edge tiles narrower than the rest, give the same values
     monkeypatch.setenv("GTSCRIPT_TILE_SIZE", tile)
-    arrays, scalars = _arrays("thomas32", (5, 150, 24), rng)
-    got, info = _run("cpu", "thomas32", arrays, scalars, True, monkeypatch)
-    ref, _ = _run("numpy", "thomas32", arrays, scalars)
+    arrays, scalars = _arrays(name, shape, rng)
+    got, info = _run("cpu", name, arrays, scalars, True, monkeypatch)
+    ref, _ = _run("numpy", name, arrays, scalars)
+    ti, tj = map(int, tile.split("x"))
     assert info["plan"]["column_blocks"] > 0
-    np.testing.assert_array_equal(got["x"], ref["x"])
+    assert info["plan"]["column_blocks_axis"] == ("I" if tj < 8 and ti > tj else "J")
+    for k in CASES[name][3]:
+        np.testing.assert_array_equal(got[k], ref[k])
 
 
 @pytest.mark.parametrize("dtype", [F64, F32])
