@@ -62,6 +62,10 @@ static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *a
     if (f == NULL) {
         f = LLVMAddFunction(g->mod, fname, ft);
         LLVMSetLinkage(f, LLVMExternalLinkage);
+        /* With vector_math the function is declared pure (it may set errno, which nothing
+         * here reads), so the vectoriser may call its vector variant (vecmath.c); without
+         * it the declaration stays as it was. */
+        if (g->st->vector_math) vecmath_declare_pure(g, f);
     }
     return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
 }
@@ -422,23 +426,23 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
     case FN_FLOOR: return fl ? intrinsic(g, "llvm.floor", t, a, 1) : a[0]; /* ints: NumPy 2 */
     case FN_CEIL: return fl ? intrinsic(g, "llvm.ceil", t, a, 1) : a[0];
     case FN_TRUNC: return fl ? intrinsic(g, "llvm.trunc", t, a, 1) : a[0];
-    case FN_SIN: return libm(g, "sin", t, a, 1);
-    case FN_COS: return libm(g, "cos", t, a, 1);
-    case FN_TAN: return libm(g, "tan", t, a, 1);
-    case FN_ARCSIN: return libm(g, "asin", t, a, 1);
-    case FN_ARCCOS: return libm(g, "acos", t, a, 1);
-    case FN_ARCTAN: return libm(g, "atan", t, a, 1);
-    case FN_ARCTAN2: return libm(g, "atan2", t, a, 2);
-    case FN_SINH: return libm(g, "sinh", t, a, 1);
-    case FN_COSH: return libm(g, "cosh", t, a, 1);
-    case FN_TANH: return libm(g, "tanh", t, a, 1);
-    case FN_ARCSINH: return libm(g, "asinh", t, a, 1);
-    case FN_ARCCOSH: return libm(g, "acosh", t, a, 1);
-    case FN_ARCTANH: return libm(g, "atanh", t, a, 1);
-    case FN_GAMMA: return libm(g, "tgamma", t, a, 1);
-    case FN_ERF: return libm(g, "erf", t, a, 1);
-    case FN_ERFC: return libm(g, "erfc", t, a, 1);
-    case FN_CBRT: return libm(g, "cbrt", t, a, 1);
+    case FN_SIN: return vector_math(g, libm(g, "sin", t, a, 1), e->call.fn, at);
+    case FN_COS: return vector_math(g, libm(g, "cos", t, a, 1), e->call.fn, at);
+    case FN_TAN: return vector_math(g, libm(g, "tan", t, a, 1), e->call.fn, at);
+    case FN_ARCSIN: return vector_math(g, libm(g, "asin", t, a, 1), e->call.fn, at);
+    case FN_ARCCOS: return vector_math(g, libm(g, "acos", t, a, 1), e->call.fn, at);
+    case FN_ARCTAN: return vector_math(g, libm(g, "atan", t, a, 1), e->call.fn, at);
+    case FN_ARCTAN2: return vector_math(g, libm(g, "atan2", t, a, 2), e->call.fn, at);
+    case FN_SINH: return vector_math(g, libm(g, "sinh", t, a, 1), e->call.fn, at);
+    case FN_COSH: return vector_math(g, libm(g, "cosh", t, a, 1), e->call.fn, at);
+    case FN_TANH: return vector_math(g, libm(g, "tanh", t, a, 1), e->call.fn, at);
+    case FN_ARCSINH: return vector_math(g, libm(g, "asinh", t, a, 1), e->call.fn, at);
+    case FN_ARCCOSH: return vector_math(g, libm(g, "acosh", t, a, 1), e->call.fn, at);
+    case FN_ARCTANH: return vector_math(g, libm(g, "atanh", t, a, 1), e->call.fn, at);
+    case FN_GAMMA: return vector_math(g, libm(g, "tgamma", t, a, 1), e->call.fn, at);
+    case FN_ERF: return vector_math(g, libm(g, "erf", t, a, 1), e->call.fn, at);
+    case FN_ERFC: return vector_math(g, libm(g, "erfc", t, a, 1), e->call.fn, at);
+    case FN_CBRT: return vector_math(g, libm(g, "cbrt", t, a, 1), e->call.fn, at);
     /* np.round: halves to even, which rint does in the default rounding mode */
     case FN_ROUND: return fl ? intrinsic(g, "llvm.rint", t, a, 1) : a[0];
     case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];

@@ -13,8 +13,11 @@
  * without it keep libm's results bit for bit.
  *
  * Only the ISAs the host runs are named (the JIT compiles for the host), and only functions
- * libmvec exports (dlsym: glibc 2.22 has exp, log and pow; log10 came with 2.35). Without
- * libmvec (another C library, or not x86-64) the kernel calls libm as without the option.
+ * libmvec exports (dlsym: glibc 2.22 has exp, log, pow, sin and cos; 2.35 added log10, tan,
+ * the inverse and hyperbolic functions, atan2, erf, erfc and cbrt). Without libmvec (another
+ * C library, or not x86-64) the kernel calls libm as without the option. libm's functions
+ * other than those LLVM has intrinsics for are declared pure under the option (they may set
+ * errno, which nothing reads), as a call the vectoriser may replace must be.
  */
 #include "backend/cpu/vecmath.h"
 
@@ -43,9 +46,38 @@ static const char *libm_name(Builtin fn) {
     case FN_LOG: return "log";
     case FN_LOG10: return "log10";
     case FN_POW: return "pow";
-    default: return NULL;
+    case FN_SIN: return "sin";
+    case FN_COS: return "cos";
+    case FN_TAN: return "tan";
+    case FN_ARCSIN: return "asin";
+    case FN_ARCCOS: return "acos";
+    case FN_ARCTAN: return "atan";
+    case FN_ARCTAN2: return "atan2";
+    case FN_SINH: return "sinh";
+    case FN_COSH: return "cosh";
+    case FN_TANH: return "tanh";
+    case FN_ARCSINH: return "asinh";
+    case FN_ARCCOSH: return "acosh";
+    case FN_ARCTANH: return "atanh";
+    case FN_ERF: return "erf";
+    case FN_ERFC: return "erfc";
+    case FN_CBRT: return "cbrt";
+    default: return NULL; /* tgamma: libmvec has none */
     }
 }
+
+/* nounwind, willreturn, nosync, nofree and memory(none) on function f. */
+static void add_pure_attributes(CG *g, LLVMValueRef f) {
+    const char *attrs[] = {"nounwind", "willreturn", "nosync", "nofree"};
+    for (size_t a = 0; a < sizeof attrs / sizeof *attrs; a++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[a], strlen(attrs[a]));
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+    }
+    unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, memory, 0));
+}
+
+void vecmath_declare_pure(CG *g, LLVMValueRef f) { add_pure_attributes(g, f); }
 
 /* The vector ABI's ISAs, widest first, with the host feature each needs. */
 static const struct {
@@ -62,13 +94,7 @@ static LLVMValueRef declare_variant(CG *g, const char *name, LLVMTypeRef t, int 
     LLVMTypeRef vt = LLVMVectorType(t, (unsigned)lanes);
     LLVMTypeRef params[2] = {vt, vt};
     f = LLVMAddFunction(g->mod, name, LLVMFunctionType(vt, params, (unsigned)nargs, 0));
-    const char *attrs[] = {"nounwind", "willreturn", "nosync", "nofree"};
-    for (size_t a = 0; a < sizeof attrs / sizeof *attrs; a++) {
-        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[a], strlen(attrs[a]));
-        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
-    }
-    unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, memory, 0));
+    add_pure_attributes(g, f);
     if (g->nvariants == g->variantcap) {
         int cap = g->variantcap ? 2 * g->variantcap : 16;
         LLVMValueRef *v = realloc(g->variants, sizeof *v * (size_t)cap);
@@ -86,7 +112,7 @@ static LLVMValueRef declare_variant(CG *g, const char *name, LLVMTypeRef t, int 
 void vecmath_mark_call(CG *g, LLVMValueRef call, Builtin fn, DType t) {
     const char *base = libm_name(fn);
     if (base == NULL || (t != DT_FLOAT32 && t != DT_FLOAT64) || !vecmath_available()) return;
-    int nargs = fn == FN_POW ? 2 : 1, size = t == DT_FLOAT32 ? 4 : 8;
+    int nargs = fn == FN_POW || fn == FN_ARCTAN2 ? 2 : 1, size = t == DT_FLOAT32 ? 4 : 8;
     size_t len = 0;
     const char *scalar = LLVMGetValueName2(LLVMGetCalledValue(call), &len);
     char mappings[512] = "";

@@ -1,5 +1,6 @@
 """The cpu backend's ``vector_math=True`` option (csrc/backend/cpu/vecmath.c): vectorised exp,
-log, log10 and pow call glibc's libmvec SIMD versions. Their results are held to within 4
+log, log10, pow, the trigonometric, inverse and hyperbolic functions, erf, erfc and cbrt call
+glibc's libmvec SIMD versions. Their results are held to within 4
 ulps of libm's (called here through ctypes: NumPy has SIMD versions of its own) on every
 input, special values and the edges of each function's range included; without the option
 the kernels keep libm's results bit for bit. Also: the option is part of the cache key, a kernel built with it loads from the
@@ -21,6 +22,7 @@ from gtscript import FORWARD, PARALLEL, Field, computation, exp, interval, log, 
 
 #: glibc's libmvec is here: the option must then call it (on another C library it cannot)
 HAVE_LIBMVEC = ctypes.util.find_library("mvec") is not None
+LIBMVEC = ctypes.CDLL(ctypes.util.find_library("mvec")) if HAVE_LIBMVEC else None
 ULPS = 4
 LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 
@@ -106,6 +108,51 @@ def test_within_four_ulps_of_libm(dt, order):
         assert worst <= ULPS, f"{name} ({np.dtype(dt).name}, {order}): {worst} ulps from libm"
     if HAVE_LIBMVEC:
         assert "@_ZGV" in st.source(), "the kernel calls no libmvec function"
+
+
+#: gtscript's name -> (libm's name, number of arguments, the inputs' range)
+OTHERS = {"sin": ("sin", 1, (-20, 20)), "cos": ("cos", 1, (-20, 20)), "tan": ("tan", 1, (-3, 3)),
+          "arcsin": ("asin", 1, (-1, 1)), "arccos": ("acos", 1, (-1, 1)),
+          "arctan": ("atan", 1, (-50, 50)), "arctan2": ("atan2", 2, (-5, 5)),
+          "sinh": ("sinh", 1, (-30, 30)), "cosh": ("cosh", 1, (-30, 30)),
+          "tanh": ("tanh", 1, (-10, 10)), "arcsinh": ("asinh", 1, (-1e3, 1e3)),
+          "arccosh": ("acosh", 1, (1, 1e3)), "arctanh": ("atanh", 1, (-1, 1)),
+          "erf": ("erf", 1, (-6, 6)), "erfc": ("erfc", 1, (-6, 27)), "cbrt": ("cbrt", 1, (-1e6, 1e6))}
+
+
+def other_defn(name, dt):
+    """out = name(a) (or name(a, b)), written as a definition's text (builtins are called by
+    their names in the source)."""
+    args = "a, b" if OTHERS[name][1] == 2 else "a"
+    src = (f"def other(a: Field[dt], b: Field[dt], out: Field[dt]):\n"
+           f"    with computation(PARALLEL), interval(...):\n"
+           f"        out = {name}({args})\n")
+    namespace = {"Field": Field, "computation": computation, "interval": interval,
+                 "PARALLEL": PARALLEL, "dt": dt, name: getattr(gtscript, name)}
+    exec(compile(src, f"<{name}>", "exec"), namespace)
+    namespace["other"].__exec_source__ = src
+    return namespace["other"]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(OTHERS))
+def test_other_functions_within_four_ulps_of_libm(name, dt):
+    c_name, nargs, (lo, hi) = OTHERS[name]
+    rng = np.random.default_rng(5)
+    shape = (64, 4, 8)
+    a = rng.uniform(lo, hi, shape).astype(dt)
+    b = rng.uniform(lo, hi, shape).astype(dt)
+    a.reshape(-1)[:6] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, lo], dtype=dt)
+    want = libm(c_name, dt, a, b) if nargs == 2 else libm(c_name, dt, a)
+    got = np.zeros_like(a)
+    st = gtscript.stencil("cpu", other_defn(name, dt), vector_math=True)
+    with np.errstate(all="ignore"):
+        st(a, b, got)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), f"{name}: NaN where libm has none, or none"
+    worst = int(ulp_distance(got, want).max())
+    assert worst <= ULPS, f"{name} ({np.dtype(dt).name}): {worst} ulps from libm"
+    if HAVE_LIBMVEC and hasattr(LIBMVEC, f"_ZGVbN2{'vv' if nargs == 2 else 'v'}_{c_name}"):
+        assert "@_ZGV" in st.source(), f"{name}: the kernel calls no libmvec function"
 
 
 def test_vector_math_is_used_and_differs_from_libm_somewhere():
