@@ -59,6 +59,39 @@ static const struct {
 };
 
 const char *builtin_name(Builtin fn) { return BUILTINS[fn].name; }
+
+const char *builtin_libm_name(Builtin f) {
+    switch (f) {
+    case FN_SQRT: return "sqrt";
+    case FN_EXP: return "exp";
+    case FN_LOG: return "log";
+    case FN_LOG10: return "log10";
+    case FN_FLOOR: return "floor";
+    case FN_CEIL: return "ceil";
+    case FN_TRUNC: return "trunc";
+    case FN_SIN: return "sin";
+    case FN_COS: return "cos";
+    case FN_TAN: return "tan";
+    case FN_ARCSIN: return "asin";
+    case FN_ARCCOS: return "acos";
+    case FN_ARCTAN: return "atan";
+    case FN_ARCTAN2: return "atan2";
+    case FN_SINH: return "sinh";
+    case FN_COSH: return "cosh";
+    case FN_TANH: return "tanh";
+    case FN_ARCSINH: return "asinh";
+    case FN_ARCCOSH: return "acosh";
+    case FN_ARCTANH: return "atanh";
+    case FN_GAMMA: return "tgamma";
+    case FN_ERF: return "erf";
+    case FN_ERFC: return "erfc";
+    case FN_CBRT: return "cbrt";
+    case FN_ROUND: return "rint"; /* np.round: halves to even (the default rounding mode) */
+    case FN_ROUND_AWAY: return "round";
+    case FN_POW: return "pow";
+    default: return NULL;
+    }
+}
 int builtin_arity(Builtin fn) { return BUILTINS[fn].arity; }
 
 bool builtin_parse(const char *s, Builtin *out) {

@@ -160,6 +160,9 @@ typedef enum {
     FN_LEVEL_BOUND, FN_COUNT
 } Builtin;
 const char *builtin_name(Builtin fn);
+/* The C math library's (libm's, CUDA's) name of a float64 builtin ("f" appended for
+ * float32), NULL where there is none. */
+const char *builtin_libm_name(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);
 int builtin_arity(Builtin fn);
 

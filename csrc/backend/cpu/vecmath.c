@@ -40,32 +40,6 @@ bool vecmath_available(void) {
     return libmvec != NULL;
 }
 
-static const char *libm_name(Builtin fn) {
-    switch (fn) {
-    case FN_EXP: return "exp";
-    case FN_LOG: return "log";
-    case FN_LOG10: return "log10";
-    case FN_POW: return "pow";
-    case FN_SIN: return "sin";
-    case FN_COS: return "cos";
-    case FN_TAN: return "tan";
-    case FN_ARCSIN: return "asin";
-    case FN_ARCCOS: return "acos";
-    case FN_ARCTAN: return "atan";
-    case FN_ARCTAN2: return "atan2";
-    case FN_SINH: return "sinh";
-    case FN_COSH: return "cosh";
-    case FN_TANH: return "tanh";
-    case FN_ARCSINH: return "asinh";
-    case FN_ARCCOSH: return "acosh";
-    case FN_ARCTANH: return "atanh";
-    case FN_ERF: return "erf";
-    case FN_ERFC: return "erfc";
-    case FN_CBRT: return "cbrt";
-    default: return NULL; /* tgamma: libmvec has none */
-    }
-}
-
 /* nounwind, willreturn, nosync, nofree and memory(none) on function f. */
 static void add_pure_attributes(CG *g, LLVMValueRef f) {
     const char *attrs[] = {"nounwind", "willreturn", "nosync", "nofree"};
@@ -110,7 +84,7 @@ static LLVMValueRef declare_variant(CG *g, const char *name, LLVMTypeRef t, int 
 }
 
 void vecmath_mark_call(CG *g, LLVMValueRef call, Builtin fn, DType t) {
-    const char *base = libm_name(fn);
+    const char *base = builtin_libm_name(fn); /* tgamma, rint, ...: libmvec has none (dlsym) */
     if (base == NULL || (t != DT_FLOAT32 && t != DT_FLOAT64) || !vecmath_available()) return;
     int nargs = fn == FN_POW || fn == FN_ARCTAN2 ? 2 : 1, size = t == DT_FLOAT32 ? 4 : 8;
     size_t len = 0;

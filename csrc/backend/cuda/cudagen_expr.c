@@ -133,39 +133,6 @@ static void binary(ExprWriter *x, StrBuf *sb, const Expr *e) {
     call2(x, sb, fn, e->op.a, e->op.b);
 }
 
-static const char *libm_name(Builtin f) {
-    switch (f) {
-    case FN_SQRT: return "sqrt";
-    case FN_EXP: return "exp";
-    case FN_LOG: return "log";
-    case FN_LOG10: return "log10";
-    case FN_FLOOR: return "floor";
-    case FN_CEIL: return "ceil";
-    case FN_TRUNC: return "trunc";
-    case FN_SIN: return "sin";
-    case FN_COS: return "cos";
-    case FN_TAN: return "tan";
-    case FN_ARCSIN: return "asin";
-    case FN_ARCCOS: return "acos";
-    case FN_ARCTAN: return "atan";
-    case FN_ARCTAN2: return "atan2";
-    case FN_SINH: return "sinh";
-    case FN_COSH: return "cosh";
-    case FN_TANH: return "tanh";
-    case FN_ARCSINH: return "asinh";
-    case FN_ARCCOSH: return "acosh";
-    case FN_ARCTANH: return "atanh";
-    case FN_GAMMA: return "tgamma";
-    case FN_ERF: return "erf";
-    case FN_ERFC: return "erfc";
-    case FN_CBRT: return "cbrt";
-    case FN_ROUND: return "rint"; /* np.round: halves to even (the default rounding mode) */
-    case FN_ROUND_AWAY: return "round";
-    case FN_POW: return "pow";
-    default: return NULL;
-    }
-}
-
 static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
     const Expr *a = e->call.args[0], *b = e->call.nargs > 1 ? e->call.args[1] : NULL;
     DType t = a->type;
@@ -203,7 +170,7 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
             emit(x, sb, a);
             return;
         }
-        snprintf(fn, sizeof fn, "%s%s", libm_name(e->call.fn), t == DT_FLOAT32 ? "f" : "");
+        snprintf(fn, sizeof fn, "%s%s", builtin_libm_name(e->call.fn), t == DT_FLOAT32 ? "f" : "");
         break;
     case FN_ISNAN:
         sb_puts(sb, "(");
@@ -233,7 +200,7 @@ static void builtin(ExprWriter *x, StrBuf *sb, const Expr *e) {
             break;
         }
         /* fall through */
-    default: snprintf(fn, sizeof fn, "%s%s", libm_name(e->call.fn), t == DT_FLOAT32 ? "f" : ""); break;
+    default: snprintf(fn, sizeof fn, "%s%s", builtin_libm_name(e->call.fn), t == DT_FLOAT32 ? "f" : ""); break;
     }
     call2(x, sb, fn, a, b);
 }
