@@ -768,8 +768,10 @@ def stencil(backend: Any = None, definition: Callable[..., Any] | None = None, *
         ``literal_int_precision`` (32 or 64), ``build_info`` (a dict the build fills with
         its timings), ``verbose`` (True: the build's log record at INFO on the ``gtscript``
         logger, printed on stderr when logging is not configured), the backends' code options
-        (``llvm_passes``, ``gpu_arch``, ``block_size``, ``inline_temporaries``); GT4Py's other
-        options are accepted and
+        (``llvm_passes``, ``gpu_arch``, ``block_size``, ``inline_temporaries``,
+        ``vector_math``: True makes the cpu backend's vectorised exp, log, pow, trigonometric
+        and hyperbolic functions call glibc's libmvec, within 4 ulps of libm, docs/backends.md);
+        GT4Py's other options are accepted and
         ignored, with a warning once per name (docs/backends.md, "Build options").
 
     Returns
