@@ -47,15 +47,21 @@ static LLVMValueRef intrinsic(CG *g, const char *name, LLVMTypeRef t, LLVMValueR
     return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
 }
 
-/* The call, with libmvec's SIMD versions named where the stencil was built with vector_math. */
-static LLVMValueRef vector_math(CG *g, LLVMValueRef call, Builtin fn, DType t) {
-    if (g->st->vector_math) vecmath_mark_call(g, call, fn, t);
+/* A math function of LLVM's (llvm.exp, ...) for builtin fn of dtype dt, with libmvec's SIMD
+ * versions named where the stencil was built with vector_math. */
+static LLVMValueRef math_intrinsic(CG *g, const char *name, Builtin fn, DType dt, LLVMValueRef *args) {
+    LLVMValueRef call = intrinsic(g, name, cg_type(g, dt), args, builtin_arity(fn));
+    if (g->st->vector_math) vecmath_mark_call(g, call, fn, dt);
     return call;
 }
 
-static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+/* A call of the C library's function for builtin fn (its name: builtin_libm_name) of dtype
+ * dt, with libmvec's SIMD versions named where the stencil was built with vector_math. */
+static LLVMValueRef libm(CG *g, Builtin fn, DType dt, LLVMValueRef *args) {
     char fname[32];
-    snprintf(fname, sizeof fname, "%s%s", name, t == g->f32 ? "f" : "");
+    LLVMTypeRef t = cg_type(g, dt);
+    int n = builtin_arity(fn);
+    snprintf(fname, sizeof fname, "%s%s", builtin_libm_name(fn), t == g->f32 ? "f" : "");
     LLVMTypeRef params[2] = {t, t};
     LLVMTypeRef ft = LLVMFunctionType(t, params, (unsigned)n, 0);
     LLVMValueRef f = LLVMGetNamedFunction(g->mod, fname);
@@ -67,7 +73,9 @@ static LLVMValueRef libm(CG *g, const char *name, LLVMTypeRef t, LLVMValueRef *a
          * it the declaration stays as it was. */
         if (g->st->vector_math) vecmath_declare_pure(g, f);
     }
-    return LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
+    LLVMValueRef call = LLVMBuildCall2(g->b, ft, f, args, (unsigned)n, "");
+    if (g->st->vector_math) vecmath_mark_call(g, call, fn, dt);
+    return call;
 }
 
 /* ---- addressing --------------------------------------------------------------------- */
@@ -320,7 +328,7 @@ static LLVMValueRef emit_binary(CG *g, const Expr *e) {
     case OP_POW: {
         if (!fl) return int_pow(g, x, y, t);
         LLVMValueRef args[2] = {x, y};
-        return vector_math(g, intrinsic(g, "llvm.pow", t, args, 2), FN_POW, e->type);
+        return math_intrinsic(g, "llvm.pow", FN_POW, e->type, args);
     }
     default: break;
     }
@@ -390,7 +398,7 @@ static LLVMValueRef checked_bound(CG *g, LLVMValueRef level, int line) {
 /* np.minimum / np.maximum: a NaN operand gives NaN (the first, where both are), else the
  * smaller (larger) operand, and the second on a tie: min(0.0, -0.0) is -0.0 and min(-0.0, 0.0)
  * is 0.0, as NumPy computes them (llvm.minimum orders -0.0 below 0.0 and gives -0.0 for both).
- * A compare and two selects: x86 lowers it to a min/max instruction and a blend where
+ * Two compares and a select: x86 lowers it to a min/max instruction and a masked move where
  * llvm.minimum costs about twice that. */
 static LLVMValueRef float_min_max(CG *g, LLVMValueRef a, LLVMValueRef b, bool max) {
     LLVMBuilderRef bl = g->b;
@@ -418,31 +426,17 @@ static LLVMValueRef emit_call(CG *g, const Expr *e) {
         if (fl) return float_min_max(g, a[0], a[1], true);
         return LLVMBuildSelect(b, LLVMBuildICmp(b, at == DT_BOOL ? LLVMIntUGT : LLVMIntSGT, a[0], a[1], ""), a[0], a[1], "");
     case FN_SQRT: return intrinsic(g, "llvm.sqrt", t, a, 1);
-    case FN_EXP: return vector_math(g, intrinsic(g, "llvm.exp", t, a, 1), e->call.fn, at);
-    case FN_LOG: return vector_math(g, intrinsic(g, "llvm.log", t, a, 1), e->call.fn, at);
-    case FN_LOG10: return vector_math(g, intrinsic(g, "llvm.log10", t, a, 1), e->call.fn, at);
-    case FN_POW:
-        return fl ? vector_math(g, intrinsic(g, "llvm.pow", t, a, 2), e->call.fn, at) : int_pow(g, a[0], a[1], t);
+    case FN_EXP: return math_intrinsic(g, "llvm.exp", e->call.fn, at, a);
+    case FN_LOG: return math_intrinsic(g, "llvm.log", e->call.fn, at, a);
+    case FN_LOG10: return math_intrinsic(g, "llvm.log10", e->call.fn, at, a);
+    case FN_POW: return fl ? math_intrinsic(g, "llvm.pow", e->call.fn, at, a) : int_pow(g, a[0], a[1], t);
     case FN_FLOOR: return fl ? intrinsic(g, "llvm.floor", t, a, 1) : a[0]; /* ints: NumPy 2 */
     case FN_CEIL: return fl ? intrinsic(g, "llvm.ceil", t, a, 1) : a[0];
     case FN_TRUNC: return fl ? intrinsic(g, "llvm.trunc", t, a, 1) : a[0];
-    case FN_SIN: return vector_math(g, libm(g, "sin", t, a, 1), e->call.fn, at);
-    case FN_COS: return vector_math(g, libm(g, "cos", t, a, 1), e->call.fn, at);
-    case FN_TAN: return vector_math(g, libm(g, "tan", t, a, 1), e->call.fn, at);
-    case FN_ARCSIN: return vector_math(g, libm(g, "asin", t, a, 1), e->call.fn, at);
-    case FN_ARCCOS: return vector_math(g, libm(g, "acos", t, a, 1), e->call.fn, at);
-    case FN_ARCTAN: return vector_math(g, libm(g, "atan", t, a, 1), e->call.fn, at);
-    case FN_ARCTAN2: return vector_math(g, libm(g, "atan2", t, a, 2), e->call.fn, at);
-    case FN_SINH: return vector_math(g, libm(g, "sinh", t, a, 1), e->call.fn, at);
-    case FN_COSH: return vector_math(g, libm(g, "cosh", t, a, 1), e->call.fn, at);
-    case FN_TANH: return vector_math(g, libm(g, "tanh", t, a, 1), e->call.fn, at);
-    case FN_ARCSINH: return vector_math(g, libm(g, "asinh", t, a, 1), e->call.fn, at);
-    case FN_ARCCOSH: return vector_math(g, libm(g, "acosh", t, a, 1), e->call.fn, at);
-    case FN_ARCTANH: return vector_math(g, libm(g, "atanh", t, a, 1), e->call.fn, at);
-    case FN_GAMMA: return vector_math(g, libm(g, "tgamma", t, a, 1), e->call.fn, at);
-    case FN_ERF: return vector_math(g, libm(g, "erf", t, a, 1), e->call.fn, at);
-    case FN_ERFC: return vector_math(g, libm(g, "erfc", t, a, 1), e->call.fn, at);
-    case FN_CBRT: return vector_math(g, libm(g, "cbrt", t, a, 1), e->call.fn, at);
+    case FN_SIN: case FN_COS: case FN_TAN: case FN_ARCSIN: case FN_ARCCOS: case FN_ARCTAN:
+    case FN_ARCTAN2: case FN_SINH: case FN_COSH: case FN_TANH: case FN_ARCSINH: case FN_ARCCOSH:
+    case FN_ARCTANH: case FN_GAMMA: case FN_ERF: case FN_ERFC: case FN_CBRT:
+        return libm(g, e->call.fn, at, a);
     /* np.round: halves to even, which rint does in the default rounding mode */
     case FN_ROUND: return fl ? intrinsic(g, "llvm.rint", t, a, 1) : a[0];
     case FN_ROUND_AWAY: return fl ? intrinsic(g, "llvm.round", t, a, 1) : a[0];
@@ -1320,7 +1314,8 @@ LLVMModuleRef codegen_cpu(const Stencil *st, CpuVariant variant, LLVMContextRef 
     LLVMBuildRetVoid(g.b);
     if (g.oom) goto oom;
     emit_kernel(&g, nslots);
-    if (!vecmath_finish(&g) || g.oom) goto oom;
+    vecmath_finish(&g);
+    if (g.oom) goto oom;
     goto done;
 oom:
     snprintf(err, errlen, "out of memory");

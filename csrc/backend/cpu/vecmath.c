@@ -40,8 +40,7 @@ bool vecmath_available(void) {
     return libmvec != NULL;
 }
 
-/* nounwind, willreturn, nosync, nofree and memory(none) on function f. */
-static void add_pure_attributes(CG *g, LLVMValueRef f) {
+void vecmath_declare_pure(CG *g, LLVMValueRef f) {
     const char *attrs[] = {"nounwind", "willreturn", "nosync", "nofree"};
     for (size_t a = 0; a < sizeof attrs / sizeof *attrs; a++) {
         unsigned kind = LLVMGetEnumAttributeKindForName(attrs[a], strlen(attrs[a]));
@@ -50,8 +49,6 @@ static void add_pure_attributes(CG *g, LLVMValueRef f) {
     unsigned memory = LLVMGetEnumAttributeKindForName("memory", 6);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, memory, 0));
 }
-
-void vecmath_declare_pure(CG *g, LLVMValueRef f) { add_pure_attributes(g, f); }
 
 /* The vector ABI's ISAs, widest first, with the host feature each needs. */
 static const struct {
@@ -68,7 +65,7 @@ static LLVMValueRef declare_variant(CG *g, const char *name, LLVMTypeRef t, int 
     LLVMTypeRef vt = LLVMVectorType(t, (unsigned)lanes);
     LLVMTypeRef params[2] = {vt, vt};
     f = LLVMAddFunction(g->mod, name, LLVMFunctionType(vt, params, (unsigned)nargs, 0));
-    add_pure_attributes(g, f);
+    vecmath_declare_pure(g, f);
     if (g->nvariants == g->variantcap) {
         int cap = g->variantcap ? 2 * g->variantcap : 16;
         LLVMValueRef *v = realloc(g->variants, sizeof *v * (size_t)cap);
@@ -86,7 +83,7 @@ static LLVMValueRef declare_variant(CG *g, const char *name, LLVMTypeRef t, int 
 void vecmath_mark_call(CG *g, LLVMValueRef call, Builtin fn, DType t) {
     const char *base = builtin_libm_name(fn); /* tgamma, rint, ...: libmvec has none (dlsym) */
     if (base == NULL || (t != DT_FLOAT32 && t != DT_FLOAT64) || !vecmath_available()) return;
-    int nargs = fn == FN_POW || fn == FN_ARCTAN2 ? 2 : 1, size = t == DT_FLOAT32 ? 4 : 8;
+    int nargs = builtin_arity(fn), size = t == DT_FLOAT32 ? 4 : 8;
     size_t len = 0;
     const char *scalar = LLVMGetValueName2(LLVMGetCalledValue(call), &len);
     char mappings[512] = "";
@@ -110,12 +107,11 @@ void vecmath_mark_call(CG *g, LLVMValueRef call, Builtin fn, DType t) {
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, a);
 }
 
-bool vecmath_finish(CG *g) {
-    if (g->nvariants == 0) return true;
+void vecmath_finish(CG *g) {
+    if (g->nvariants == 0) return;
     LLVMTypeRef at = LLVMArrayType2(g->ptr, (uint64_t)g->nvariants);
     LLVMValueRef used = LLVMAddGlobal(g->mod, at, "llvm.compiler.used");
     LLVMSetLinkage(used, LLVMAppendingLinkage);
     LLVMSetSection(used, "llvm.metadata");
     LLVMSetInitializer(used, LLVMConstArray2(g->ptr, g->variants, (uint64_t)g->nvariants));
-    return true;
 }

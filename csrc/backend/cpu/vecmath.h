@@ -22,7 +22,7 @@ void vecmath_mark_call(CG *g, LLVMValueRef call, Builtin fn, DType t);
 void vecmath_declare_pure(CG *g, LLVMValueRef f);
 
 /* Keeps the module's vector variant declarations until the vectoriser has run (an unused
- * declaration would be dropped before it); false when out of memory. */
-bool vecmath_finish(CG *g);
+ * declaration would be dropped before it). */
+void vecmath_finish(CG *g);
 
 #endif
