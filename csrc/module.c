@@ -23,6 +23,7 @@
 #include "call/plan.h"
 #include "call/tune.h"
 #include "call/pool.h"
+#include "backend/cpu/blocks.h"
 #include "backend/cpu/build.h"
 #include "cache/cache.h"
 #include "ir/build.h"
@@ -132,6 +133,7 @@ static bool build_cpu_object(void *ctx, char **obj, size_t *objlen, char **sourc
  * fresh build (m->origin_of_code says which). */
 static bool build_cpu(ModuleObject *m, const char *passes, PyObject *options, bool rebuild) {
     char err[512] = "";
+    cpu_blocks_assign(m->st);
     if (!jit_init(err, sizeof err)) {
         PyErr_Format(PyExc_RuntimeError, "building stencil '%s' for the cpu backend failed: %s",
                      m->st->name, err);

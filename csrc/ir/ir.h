@@ -119,6 +119,9 @@ typedef struct Symbol {
      * 0: none), read at the point after the run wrote it there: a register of that run's
      * nest wherever the run runs as a nest (a column group's: in Fortran order only) */
     int reg_run;
+    /* set by the cpu backend (backend/cpu/blocks.c, cpu_blocks_assign), column-local
+     * temporaries: a column block's scratch holds it when the groups run in blocks */
+    bool block_held;
 } Symbol;
 
 typedef enum {
@@ -393,6 +396,9 @@ typedef struct Stencil {
      * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;
     bool column_spread;
+    /* set by the cpu backend (backend/cpu/blocks.c, cpu_blocks_assign): the most scratch
+     * buffers a column group needs to run in blocks (0: no group can) */
+    int block_buffers;
     /* analysed (nests.c): the loop-nest runs of the computations, in execution order; runs[r - 1]
      * is run r (the statements share one loop nest), run_grouped[r - 1] whether it is of a
      * column group's computation */

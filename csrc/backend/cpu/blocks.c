@@ -16,7 +16,7 @@
  * the shifted columns (the group reads those points anyway: its statements run on the
  * domain). A symbol the group writes is read at its own column only (the schedule's
  * condition for a column group); it is copied in unless every level of every column is
- * written unconditionally before anything could read the old value (written_before_read),
+ * written unconditionally before anything could read the old value (find_covered),
  * and copied back. Anything else
  * stays in place, addressed as in the bundles. A column-local temporary that does not
  * qualify keeps the group on its bundles, whose temporary buffers are per lane.
@@ -24,6 +24,7 @@
 #include "backend/cpu/blocks.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int cpu_block_cols(int nbuf) {
     int cols = GT_BLOCK_COLS_MAX;
@@ -35,6 +36,7 @@ typedef struct Seen {
     const Symbol *sym;
     bool bad;     /* accessed in a way the scratch cannot hold */
     bool read, written;
+    bool covered; /* written, and no value from before the group is read (find_covered) */
     int nviews;   /* distinct horizontal offsets read (and (0, 0) when written) */
     int view[GT_MAX_BLOCK_VIEWS][2];
 } Seen;
@@ -124,23 +126,12 @@ static int cmp_bound(const AxisBound *a, const AxisBound *b) {
     return a->level != b->level ? a->level - b->level : a->offset - b->offset;
 }
 
-/* Computation c writes `s` unconditionally at its own point at every level of the domain:
- * the intervals with a top-level unguarded write of s chain from level 0 to nk. */
-static bool covers(const Computation *c, const Symbol *s) {
+/* Whether the intervals of c in `mask` (bit iv: interval iv) chain from level 0 to nk. */
+static bool chain_covers(const Computation *c, uint64_t mask) {
     const Interval *ins[64];
     int n = 0;
-    for (int iv = 0; iv < c->nintervals && n < 64; iv++) {
-        const Interval *in = &c->intervals[iv];
-        if (in->start.sym || in->end.sym) continue;
-        for (int i = 0; i < in->body.n; i++) {
-            const Stmt *st = in->body.items[i];
-            if (st->kind == S_ASSIGN && st->assign.target == s && !st->guard && !st->assign.koff &&
-                !st->assign.kexpr && !st->assign.ndi) {
-                ins[n++] = in;
-                break;
-            }
-        }
-    }
+    for (int iv = 0; iv < c->nintervals && iv < 64; iv++)
+        if (mask >> iv & 1) ins[n++] = &c->intervals[iv];
     /* sort by start (a handful: insertion sort) */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && cmp_bound(&ins[j]->start, &ins[j - 1]->start) < 0; j--) {
@@ -156,56 +147,90 @@ static bool covers(const Computation *c, const Symbol *s) {
     return n > 0 && at.level == 1 && at.offset == 0;
 }
 
-/* Reads of one symbol in a statement list: any, and whether all are at a K offset of `sign`
- * (-1: levels below, 1: above). */
-typedef struct ReadScan {
-    const Symbol *sym;
-    int sign;
-    bool any, all_signed;
-} ReadScan;
+/* What one computation does to each slot: `writes`, the intervals (bit iv) with a top-level
+ * unguarded write at the point itself; `read`, read anywhere; `early`, read at a level its
+ * sweep has not written yet (not below in FORWARD, not above in BACKWARD, `sign` -1 and 1) or
+ * at a run-time K offset. Slot-indexed, filled in one pass over the computation. */
+typedef struct CompUse {
+    uint64_t *writes;
+    bool *read, *early;
+    int sign, nslots;
+} CompUse;
 
-static void visit_sym_read(void *ctx, Expr *e) {
-    ReadScan *R = ctx;
-    if (e->field.sym != R->sym) return;
-    R->any = true;
-    if (e->field.off[2] * R->sign <= 0 || e->field.kexpr) R->all_signed = false;
+static void use_read(void *ctx, Expr *e) {
+    CompUse *U = ctx;
+    int slot = e->field.sym->slot;
+    if (slot < 0 || slot >= U->nslots) return;
+    U->read[slot] = true;
+    if (e->field.off[2] * U->sign <= 0 || e->field.kexpr) U->early[slot] = true;
 }
 
-static void scan_sym_reads(ReadScan *R, const StmtList *l) {
+static void use_list(CompUse *U, const StmtList *l) {
     for (int i = 0; i < l->n; i++) {
         const Stmt *s = l->items[i];
-        if (s->guard) expr_visit_fields(s->guard, visit_sym_read, R);
+        if (s->guard) expr_visit_fields(s->guard, use_read, U);
         if (s->kind == S_ASSIGN) {
-            expr_visit_fields(s->assign.value, visit_sym_read, R);
-            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, visit_sym_read, R);
+            expr_visit_fields(s->assign.value, use_read, U);
+            if (s->assign.kexpr) expr_visit_fields(s->assign.kexpr, use_read, U);
         } else if (s->kind == S_WHILE) {
-            expr_visit_fields(s->while_.cond, visit_sym_read, R);
-            scan_sym_reads(R, &s->while_.body);
+            expr_visit_fields(s->while_.cond, use_read, U);
+            use_list(U, &s->while_.body);
         }
     }
 }
 
-static ReadScan reads_in(const Computation *c, const Symbol *s, int sign) {
-    ReadScan R = {.sym = s, .sign = sign, .all_signed = true};
-    for (int iv = 0; iv < c->nintervals; iv++) scan_sym_reads(&R, &c->intervals[iv].body);
-    return R;
+static void comp_use(const Computation *c, CompUse *U) {
+    memset(U->writes, 0, sizeof *U->writes * (size_t)U->nslots);
+    memset(U->read, 0, (size_t)U->nslots);
+    memset(U->early, 0, (size_t)U->nslots);
+    U->sign = c->policy == POLICY_FORWARD ? -1 : c->policy == POLICY_BACKWARD ? 1 : 0;
+    for (int iv = 0; iv < c->nintervals; iv++) {
+        const Interval *in = &c->intervals[iv];
+        if (iv < 64 && !in->start.sym && !in->end.sym)
+            for (int i = 0; i < in->body.n; i++) {
+                const Stmt *st = in->body.items[i];
+                int slot = st->kind == S_ASSIGN ? st->assign.target->slot : -1;
+                if (slot >= 0 && slot < U->nslots && !st->guard && !st->assign.koff &&
+                    !st->assign.kexpr && !st->assign.ndi)
+                    U->writes[slot] |= (uint64_t)1 << iv;
+            }
+        use_list(U, &in->body);
+    }
 }
 
-/* No value of `s` from before the group is ever read: a computation of the group writes it at
- * every level of every column unconditionally, nothing before that computation reads it, and
- * that computation (a sweep) reads it only at levels its sweep has written already (below in
- * FORWARD, above in BACKWARD). Then the scratch needs no copy in (a tridiagonal solve's
- * solution). */
-static bool written_before_read(const Computation *first, int n, const Symbol *s) {
-    for (int c = 0; c < n; c++) {
-        int sign = first[c].policy == POLICY_FORWARD ? -1 : first[c].policy == POLICY_BACKWARD ? 1 : 0;
-        if (covers(&first[c], s)) {
-            ReadScan R = reads_in(&first[c], s, sign == 0 ? 1 : sign);
-            return !R.any || (sign != 0 && R.all_signed);
+/* Marks `covered` each written symbol no value of which from before the group is ever read:
+ * a computation of the group writes it at every level of every column unconditionally,
+ * nothing before that computation reads it, and that computation (a sweep) reads it only at
+ * levels its sweep has written already (below in FORWARD, above in BACKWARD). Then the
+ * scratch needs no copy in (a tridiagonal solve's solution). One pass per computation for
+ * all symbols (a column-physics group has ~100 of them over thousands of statements).
+ * Without memory nothing is covered: every written symbol is copied in, which is right. */
+static void find_covered(const Computation *first, int n, Scan *S) {
+    enum { OPEN, NO, YES };
+    CompUse U = {.nslots = S->nslots};
+    U.writes = malloc(sizeof *U.writes * (size_t)(S->nslots + 1));
+    U.read = malloc((size_t)S->nslots + 1);
+    U.early = malloc((size_t)S->nslots + 1);
+    char *state = malloc((size_t)S->n + 1);
+    if (U.writes && U.read && U.early && state) {
+        for (int i = 0; i < S->n; i++) state[i] = S->seen[i].written ? OPEN : NO;
+        for (int c = 0; c < n; c++) {
+            comp_use(&first[c], &U);
+            for (int i = 0; i < S->n; i++) {
+                int slot = S->seen[i].sym->slot;
+                if (state[i] != OPEN) continue;
+                if (chain_covers(&first[c], U.writes[slot]))
+                    state[i] = !U.read[slot] || (U.sign != 0 && !U.early[slot]) ? YES : NO;
+                else if (U.read[slot])
+                    state[i] = NO;
+            }
         }
-        if (reads_in(&first[c], s, 1).any) return false;
+        for (int i = 0; i < S->n; i++) S->seen[i].covered = state[i] == YES;
     }
-    return false;
+    free(U.writes);
+    free(U.read);
+    free(U.early);
+    free(state);
 }
 
 int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out) {
@@ -224,6 +249,7 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
             S.in = &first[c].intervals[iv];
             scan_list(&S, &S.in->body);
         }
+    if (!S.overflow) find_covered(first, n, &S);
     int kept = 0;
     for (int i = 0; i < S.n && !S.overflow && kept >= 0; i++) {
         const Seen *v = &seen[i];
@@ -237,7 +263,7 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
         }
         /* in place: not holdable, or written and read at another column */
         if (v->bad || (v->written && v->nviews != 1)) continue;
-        bool covered = v->written && written_before_read(first, n, s);
+        bool covered = v->covered;
         for (int x = 0; x < v->nviews && kept >= 0; x++) {
             if (kept == GT_MAX_BLOCK_SYMS) {
                 kept = -1;
@@ -253,10 +279,10 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
     return kept;
 }
 
-/* Over the column groups: the most block buffers of one, and whether `t` is held. */
-static int scan_groups(const Stencil *st, const Symbol *t, bool *holds) {
-    if (st->column_lanes <= 0) return 0;
-    int most = 0;
+void cpu_blocks_assign(Stencil *st) {
+    st->block_buffers = 0;
+    for (int t = 0; t < st->ntemps; t++) st->temps[t]->block_held = false;
+    if (st->column_lanes <= 0) return;
     BlockSym syms[GT_MAX_BLOCK_SYMS];
     for (int c = 0; c < st->ncomps;) {
         if (!st->comps[c].columnwise) {
@@ -266,21 +292,17 @@ static int scan_groups(const Stencil *st, const Symbol *t, bool *holds) {
         int n = 1;
         while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
         int k = cpu_block_group(st, &st->comps[c], n, syms);
-        if (k > most) most = k;
+        if (k > st->block_buffers) st->block_buffers = k;
         for (int x = 0; x < k; x++)
-            if (syms[x].sym == t) *holds = true;
+            for (int t = 0; t < st->ntemps; t++)
+                if (st->temps[t] == syms[x].sym) st->temps[t]->block_held = true;
         c += n;
     }
-    return most;
 }
 
-int cpu_block_buffers(const Stencil *st) {
-    bool unused = false;
-    return scan_groups(st, NULL, &unused);
-}
+int cpu_block_buffers(const Stencil *st) { return st->block_buffers; }
 
 bool cpu_block_holds(const Stencil *st, const Symbol *t) {
-    bool holds = false;
-    scan_groups(st, t, &holds);
-    return holds;
+    (void)st;
+    return t->block_held;
 }

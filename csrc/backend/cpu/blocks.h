@@ -46,6 +46,13 @@ typedef struct BlockSym {
  * when the group cannot run in blocks (then it keeps its column bundles). */
 int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym *out);
 
+/* Runs cpu_block_group over every column group of the analysed stencil once, when the cpu
+ * backend takes it (module.c), and keeps what the build and every call ask:
+ * st->block_buffers and each temporary's block_held. (A call used to redo it: on a
+ * column-physics scheme that was milliseconds per call, and a second per call that asked for
+ * exec_info.) */
+void cpu_blocks_assign(Stencil *st);
+
 /* Whether temporary `t` lives in a block's scratch when the column groups run in blocks. */
 bool cpu_block_holds(const Stencil *st, const Symbol *t);
 
