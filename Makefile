@@ -27,12 +27,12 @@ CSRC   := $(shell find csrc -name '*.c' -o -name '*.h' 2>/dev/null)
 CMAKE  := PATH="$(abspath $(VENV))/bin:$$PATH" cmake
 CMAKE_DEV := -G Ninja -DGTSCRIPT_WERROR=ON -DPython_EXECUTABLE="$(abspath $(VPY))"
 
-.PHONY: run test test-sanitize test-gt4py12 build bench llvm browser clean format docs wheel wheel-test gt4py-upstream
+.PHONY: run test test-sanitize test-gt4py12 build bench llvm browser static-llvm-deps clean format docs wheel wheel-test wheel-portable wheel-portable-test gt4py-upstream
 
 run: build
 	@$(VPY) examples/quickstart.py
 
-test: build $(TEST_STAMP) browser
+test: build $(TEST_STAMP) browser static-llvm-deps
 	@$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 # GT4Py 1.2.x needs Python 3.12: the tests that compare with GT4Py or go through its API run a
@@ -221,6 +221,19 @@ browser:
 	  fi; \
 	fi
 
+# What the core linked to LLVM's static libraries (GTSCRIPT_LLVM_STATIC=ON, the portable
+# wheel's build) needs of a Debian LLVM besides llvm-19-dev: the compression libraries its
+# LLVMSupport links (tests/packaging/test_static_llvm.py builds one), installed when missing.
+static-llvm-deps:
+	@if [ ! -e /usr/include/zstd.h ] || [ ! -e /usr/include/zlib.h ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing zlib's and zstd's development files for the static-LLVM test (apt-get install -y zlib1g-dev libzstd-dev)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zlib1g-dev libzstd-dev >/dev/null; \
+	  else \
+	    echo "zlib's or zstd's development files are missing, the static-LLVM test will fail. Run:  sudo apt-get install -y zlib1g-dev libzstd-dev"; \
+	  fi; \
+	fi
+
 $(VPY):
 	@$(call timed,Python: creating $(VENV) with $(PYTHON) ($$($(PYTHON) -V 2>&1)),$(PYTHON) -m venv $(VENV))
 
@@ -283,7 +296,18 @@ gt4py-upstream: build $(TEST_STAMP)
 	@$(VPY) tests/gt4py_upstream/run_upstream.py $(if $(GT4PY_SOURCE),--source $(GT4PY_SOURCE))
 
 wheel-test: wheel
-	@$(VPY) -m pytest -q -p no:cacheprovider tests_install $(PYTEST_ARGS)
+	@$(VPY) -m pytest -q -p no:cacheprovider tests_install/test_install.py $(PYTEST_ARGS)
+
+# Wheels that install on glibc 2.28 and later (manylinux_2_28), built here without a container:
+# zig as the compiler for glibc 2.28, LLVM 19 compiled from Debian's source package into static
+# libraries linked into the core (packaging/portable_wheel.py says each step). Long the first
+# time (LLVM: about an hour on two cores, kept in build/portable); not in CI. PORTABLE_ARGS
+# passes options, e.g. PORTABLE_ARGS="--python .venv312/bin/python --python .venv/bin/python".
+wheel-portable: $(TEST_STAMP)
+	@PATH="$(abspath $(VENV))/bin:$$PATH" $(VPY) packaging/portable_wheel.py $(PORTABLE_ARGS)
+
+wheel-portable-test: wheel-portable
+	@$(VPY) -m pytest -q -p no:cacheprovider tests_install/test_portable_wheel.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf build dist $(VENV) $(V312) gtscript/_core*.so *.egg-info build.log
