@@ -19,16 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from test_install import ROOT, _hide_system_llvm, _site_packages, _venv
-
-# the stencils the core linked to Debian's static LLVM runs in make test, run here by the wheel
-sys.path[:0] = [str(ROOT / "tests" / "packaging"), str(ROOT / "tests")]
-from test_static_llvm import CHECK  # noqa: E402
-
-elftools = pytest.importorskip("elftools", reason="pyelftools comes with auditwheel (wheel extra)")
+# test_install.py beside this file; the stencils that the core linked to Debian's static LLVM
+# runs in make test (tests/packaging/test_static_llvm.py), run here by the wheel
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "packaging"), str(HERE.parent / "tests")]
 from elftools.elf.dynamic import DynamicSection  # noqa: E402
 from elftools.elf.elffile import ELFFile  # noqa: E402
 from elftools.elf.gnuversions import GNUVerNeedSection  # noqa: E402
+from test_install import ROOT, _hide_system_llvm, _site_packages, _venv  # noqa: E402
+from test_static_llvm import CHECK  # noqa: E402
 
 # what a manylinux wheel may link (PEP 600: the libraries of glibc itself)
 POLICY_LIBRARIES = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
