@@ -161,7 +161,7 @@ def test_cuda_pieces_are_an_extra():
              for ln in makefile.splitlines() if "$(VPY) .ci/requirements.py" in ln]
     # make run's install: the dependencies alone (lean); make test's: the extras on top
     assert lines == [[], ["$(TEST_EXTRAS)"]], lines
-    assert re.search(r"^test: build \$\(TEST_STAMP\)( browser)?$", makefile, re.M)
+    assert re.search(r"^test: build \$\(TEST_STAMP\)( browser)?( static-llvm-deps)?$", makefile, re.M)
     assert re.search(r"^run: build$", makefile, re.M)
 
 
