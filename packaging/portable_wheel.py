@@ -40,13 +40,15 @@ ROOT = Path(__file__).resolve().parent.parent
 GLIBC = "2.28"
 LLVM_MAJOR = 19
 # the LLVM libraries the core links, by target architecture (their dependencies are added
-# from LLVM's own export file): ORC's LLJIT and its debugger support (GTSCRIPT_GDB_JIT), the
-# new pass manager, the host code generator
+# from LLVM's own export file): those CMakeLists.txt's components (orcjit orcdebugging passes
+# native nativecodegen) name: ORC's LLJIT and its debugger support (GTSCRIPT_GDB_JIT), the
+# new pass manager, the host's code generator, assembly parser and disassembler
 ROOT_LIBS = {
     "x86_64": ["LLVMOrcJIT", "LLVMOrcDebugging", "LLVMPasses", "LLVMX86CodeGen",
-               "LLVMX86AsmParser", "LLVMX86Desc", "LLVMX86Info"],
+               "LLVMX86AsmParser", "LLVMX86Disassembler", "LLVMX86Desc", "LLVMX86Info"],
     "aarch64": ["LLVMOrcJIT", "LLVMOrcDebugging", "LLVMPasses", "LLVMAArch64CodeGen",
-                "LLVMAArch64AsmParser", "LLVMAArch64Desc", "LLVMAArch64Info", "LLVMAArch64Utils"],
+                "LLVMAArch64AsmParser", "LLVMAArch64Disassembler", "LLVMAArch64Desc",
+                "LLVMAArch64Info", "LLVMAArch64Utils"],
 }
 LLVM_TARGET = {"x86_64": "X86", "aarch64": "AArch64"}
 
@@ -214,7 +216,10 @@ def build_wheel(python: str, llvm_dir: Path, zig: dict[str, str], work: Path) ->
     out = work / "wheels" / tag
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    env = {**os.environ, "CC": zig["cc"], "CXX": zig["c++"],
+    # unstripped (scikit-build-core strips by default): the symbol table lets the test tell
+    # LLVM's CPUID-dispatched BLAKE3 from the rest (test_portable_wheel.py; the debug information
+    # is stripped by CMakeLists.txt)
+    env = {**os.environ, "CC": zig["cc"], "CXX": zig["c++"], "SKBUILD_INSTALL_STRIP": "false",
            "CMAKE_ARGS": f"-DLLVM_DIR={llvm_dir} -DGTSCRIPT_LLVM_STATIC=ON "
                          f"-DCMAKE_AR={zig['ar']} -DCMAKE_RANLIB={zig['ranlib']}"}
     step(f"core: the {tag} wheel with {python}",
