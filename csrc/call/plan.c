@@ -157,6 +157,15 @@ static void model_blocks(const Stencil *st, const int64_t n[3], CpuLayout layout
     c->block_cols = c->block_width;
     c->block_why = "model";
     c->blocks_free = true;
+    /* A group that calls libm's exp, log, `**`... runs them scalar in a block's vector loop,
+     * once per lane, around spills of every live vector register: one column at a time in
+     * bundles is faster (benchmarks/column_physics.py's micro, 1,024 columns: bundles 176 ms,
+     * blocks 235 ms on one thread; 107 against 110 ms on two). The tuner still measures
+     * blocks. With vector_math the calls are libmvec's, vectorised: blocks. */
+    if (st->block_libm_calls && !st->vector_math) {
+        c->block_cols = 0;
+        c->block_why = "model: libm calls (no vector_math)";
+    }
     int env = env_switch(getenv("GTSCRIPT_COLUMN_BLOCKS"), c);
     if (env >= 0) {
         c->block_cols = env ? c->block_width : 0;

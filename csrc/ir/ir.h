@@ -399,6 +399,9 @@ typedef struct Stencil {
     /* set by the cpu backend (backend/cpu/blocks.c, cpu_blocks_assign): the most scratch
      * buffers a column group needs to run in blocks (0: no group can) */
     int block_buffers;
+    /* ... and whether such a group calls a math function libm computes (exp, log, `**`, ...:
+     * without vector_math, a block's vector loop calls it once per lane) */
+    bool block_libm_calls;
     /* analysed (nests.c): the loop-nest runs of the computations, in execution order; runs[r - 1]
      * is run r (the statements share one loop nest), run_grouped[r - 1] whether it is of a
      * column group's computation */

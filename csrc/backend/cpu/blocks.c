@@ -279,8 +279,33 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
     return kept;
 }
 
+/* Calls of a math function libm computes: those that are no single vector instruction
+ * (sqrt and the roundings are). */
+static void note_libm_call(void *ctx, Expr *e) {
+    bool *found = ctx;
+    if ((e->kind == E_CALL && builtin_libm_name(e->call.fn) && e->call.fn != FN_SQRT &&
+         e->call.fn != FN_FLOOR && e->call.fn != FN_CEIL && e->call.fn != FN_TRUNC &&
+         e->call.fn != FN_ROUND && e->call.fn != FN_ROUND_AWAY) ||
+        (e->kind == E_BINARY && e->op.op == OP_POW && dtype_is_float(e->type)))
+        *found = true;
+}
+
+static void libm_calls_in(const StmtList *l, bool *found) {
+    for (int i = 0; i < l->n && !*found; i++) {
+        Stmt *s = l->items[i];
+        if (s->guard) expr_visit(s->guard, note_libm_call, found);
+        if (s->kind == S_ASSIGN) {
+            expr_visit(s->assign.value, note_libm_call, found);
+        } else if (s->kind == S_WHILE) {
+            expr_visit(s->while_.cond, note_libm_call, found);
+            libm_calls_in(&s->while_.body, found);
+        }
+    }
+}
+
 void cpu_blocks_assign(Stencil *st) {
     st->block_buffers = 0;
+    st->block_libm_calls = false;
     for (int t = 0; t < st->ntemps; t++) st->temps[t]->block_held = false;
     if (st->column_lanes <= 0) return;
     BlockSym syms[GT_MAX_BLOCK_SYMS];
@@ -293,6 +318,9 @@ void cpu_blocks_assign(Stencil *st) {
         while (c + n < st->ncomps && st->comps[c + n - 1].column_fuse_next) n++;
         int k = cpu_block_group(st, &st->comps[c], n, syms);
         if (k > st->block_buffers) st->block_buffers = k;
+        for (int g = c; k > 0 && g < c + n; g++)
+            for (int iv = 0; iv < st->comps[g].nintervals; iv++)
+                libm_calls_in(&st->comps[g].intervals[iv].body, &st->block_libm_calls);
         for (int x = 0; x < k; x++)
             for (int t = 0; t < st->ntemps; t++)
                 if (st->temps[t] == syms[x].sym) st->temps[t]->block_held = true;

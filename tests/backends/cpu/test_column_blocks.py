@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gtscript
-from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, K, computation, interval
+from gtscript import BACKWARD, FORWARD, IJ, PARALLEL, Field, K, computation, exp, interval
 from shared_stencils import tridiagonal_solver
 
 F64, F32, I32 = np.float64, np.float32, np.int32
@@ -386,3 +386,45 @@ def test_a_scratch_too_large_for_its_use_falls_back_to_bundles(monkeypatch, rng)
         assert info["plan"]["column_blocks_why"] == "model: scratch over 64 MiB"
         ref, _ = _run("numpy", "thomas64", arrays, scalars)
         np.testing.assert_array_equal(got["x"], ref["x"])
+
+
+def _decay(t: Field[np.float64], q: Field[np.float64], out: Field[np.float64]):
+    with computation(FORWARD), interval(0, 1):
+        out = q * exp(-t)
+    with computation(FORWARD), interval(1, None):
+        out = out[0, 0, -1] * 0.5 + q ** 1.5 * exp(-t)
+
+
+@pytest.mark.parametrize("vector_math", [False, True])
+def test_libm_calls_take_bundles_unless_vector_math(monkeypatch, rng, vector_math):
+    """A group calling libm's exp or `**` runs them once per lane in a block's vector loop:
+    the model keeps it in bundles (one column at a time) unless vector_math makes the calls
+    libmvec's; both plans compute the same, and what NumPy computes."""
+    monkeypatch.setenv("GTSCRIPT_AUTOTUNE", "0")
+    t, q = rng.random((40, 1, 30)), rng.random((40, 1, 30))
+    want = np.empty_like(t)
+    want[:, :, 0] = q[:, :, 0] * np.exp(-t[:, :, 0])
+    for k in range(1, 30):
+        want[:, :, k] = want[:, :, k - 1] * 0.5 + q[:, :, k] ** 1.5 * np.exp(-t[:, :, k])
+    stencil = gtscript.stencil("cpu", _decay, vector_math=vector_math)
+    outs = {}
+    for env in (None, "1", "0"):  # the model's choice, then blocks and bundles by force
+        if env is None:
+            monkeypatch.delenv("GTSCRIPT_COLUMN_BLOCKS", raising=False)
+        else:
+            monkeypatch.setenv("GTSCRIPT_COLUMN_BLOCKS", env)
+        info, out = {}, np.zeros_like(t)
+        stencil(t, q, out, exec_info=info)
+        outs[env] = out
+        if env is None:
+            plan = info["plan"]
+            if vector_math:
+                assert plan["column_blocks"] > 0 and plan["column_blocks_why"] == "model", plan
+            else:
+                assert plan["column_blocks"] == 0, plan
+                assert plan["column_blocks_why"] == "model: libm calls (no vector_math)", plan
+    rtol = 1e-12 if vector_math else 1e-14
+    for out in outs.values():
+        np.testing.assert_allclose(out, want, rtol=rtol, atol=0)
+    if not vector_math:  # libm in both plans: the same bits
+        np.testing.assert_array_equal(outs["1"], outs["0"])
