@@ -92,6 +92,14 @@ const char *builtin_libm_name(Builtin f) {
     default: return NULL;
     }
 }
+
+bool builtin_is_libm_call(Builtin f) {
+    switch (f) {
+    case FN_SQRT: case FN_FLOOR: case FN_CEIL: case FN_TRUNC: case FN_ROUND: case FN_ROUND_AWAY:
+        return false; /* one instruction each (llvm.sqrt, llvm.floor, ...) */
+    default: return builtin_libm_name(f) != NULL;
+    }
+}
 int builtin_arity(Builtin fn) { return BUILTINS[fn].arity; }
 
 bool builtin_parse(const char *s, Builtin *out) {

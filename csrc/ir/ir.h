@@ -166,6 +166,10 @@ const char *builtin_name(Builtin fn);
 /* The C math library's (libm's, CUDA's) name of a float64 builtin ("f" appended for
  * float32), NULL where there is none. */
 const char *builtin_libm_name(Builtin fn);
+/* Whether the cpu backend computes it by calling that function (exp, log, `**`, sin, ...; not
+ * sqrt and the roundings, single instructions): scalar calls in a vector loop unless
+ * vector_math makes them libmvec's. */
+bool builtin_is_libm_call(Builtin fn);
 bool builtin_parse(const char *s, Builtin *out);
 int builtin_arity(Builtin fn);
 

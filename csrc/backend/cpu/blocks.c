@@ -279,13 +279,10 @@ int cpu_block_group(const Stencil *st, const Computation *first, int n, BlockSym
     return kept;
 }
 
-/* Calls of a math function libm computes: those that are no single vector instruction
- * (sqrt and the roundings are). */
+/* Calls of a math function libm computes (`**` on floats included). */
 static void note_libm_call(void *ctx, Expr *e) {
     bool *found = ctx;
-    if ((e->kind == E_CALL && builtin_libm_name(e->call.fn) && e->call.fn != FN_SQRT &&
-         e->call.fn != FN_FLOOR && e->call.fn != FN_CEIL && e->call.fn != FN_TRUNC &&
-         e->call.fn != FN_ROUND && e->call.fn != FN_ROUND_AWAY) ||
+    if ((e->kind == E_CALL && builtin_is_libm_call(e->call.fn)) ||
         (e->kind == E_BINARY && e->op.op == OP_POW && dtype_is_float(e->type)))
         *found = true;
 }
