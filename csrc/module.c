@@ -25,6 +25,7 @@
 #include "call/pool.h"
 #include "backend/cpu/blocks.h"
 #include "backend/cpu/build.h"
+#include "backend/cpu/libm.h"
 #include "cache/cache.h"
 #include "ir/build.h"
 #include "ir/export.h"
@@ -570,8 +571,26 @@ static PyObject *core_target(PyObject *self, PyObject *unused) {
         return NULL;
     }
 #endif /* else no cpu backend: "llvm" says "none" (nollvm.c) */
-    return Py_BuildValue("{s:s,s:s,s:s}", "target", jit_target_id(), "cpu", jit_cpu_name(), "llvm",
-                         GT_LLVM_VERSION);
+    /* the libm functions cpu kernels call without glibc's errno wrapper (libm.c) */
+    const char *names[8];
+#ifndef GTSCRIPT_NO_LLVM
+    size_t n = libm_direct_names(names, sizeof names / sizeof names[0]);
+    if (n > sizeof names / sizeof names[0]) n = sizeof names / sizeof names[0];
+#else
+    size_t n = 0;
+#endif
+    PyObject *direct = PyTuple_New((Py_ssize_t)n);
+    if (direct == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (name == NULL) {
+            Py_DECREF(direct);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(direct, (Py_ssize_t)i, name);
+    }
+    return Py_BuildValue("{s:s,s:s,s:s,s:N}", "target", jit_target_id(), "cpu", jit_cpu_name(),
+                         "llvm", GT_LLVM_VERSION, "libm_direct", direct);
 }
 
 /* The size of the thread pool calls run on (GTSCRIPT_NUM_THREADS, else the CPUs this process

@@ -1,7 +1,7 @@
 """What this installation of gtscript is and what it finds: ``python -m gtscript info``.
 
 Bug reports start with it: the versions of gtscript, LLVM, Python and NumPy, whether NVRTC
-(the cuda backend's compiler) is found, the CPU the cpu backend compiles for, the cache
+(the cuda backend's compiler) is found, the CPU the cpu backend compiles for and the libm entry points its kernels call, the cache
 directory and the threads a call may use.
 """
 
@@ -44,6 +44,7 @@ def info() -> dict[str, Any]:
         "target": triple,
         "cpu": cpu,
         "cpu_features": sorted(f[1:] for f in features.split(",") if f.startswith("+")),
+        "libm_direct": list(target["libm_direct"]),
         "nvrtc": nvrtc,
         "nvrtc_note": nvrtc_note,
         "cache_dir": str(cache.path()),
@@ -63,6 +64,8 @@ def format_info(facts: dict[str, Any]) -> str:
         ("target", facts["target"]),
         ("cpu", facts["cpu"]),
         ("cpu features", " ".join(facts["cpu_features"]) or "-"),
+        ("libm", (" ".join(facts["libm_direct"]) + ": called without the C library's errno "
+                  "wrappers (same results)") if facts["libm_direct"] else "called as linked"),
         ("nvrtc", facts["nvrtc"] if facts["nvrtc"] else f"not found: {facts['nvrtc_note']}"),
         ("cache", facts["cache_dir"]),
         ("threads", str(facts["threads"])),

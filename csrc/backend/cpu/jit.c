@@ -1,4 +1,5 @@
 #include "backend/cpu/jit.h"
+#include "backend/cpu/libm.h"
 #include "backend/cpu/vecmath.h"
 
 #include "backend/cpu/perfmap.h"
@@ -364,6 +365,28 @@ static void retire_locked(LLVMOrcJITDylibRef jd) {
         LLVMOrcExecutionSessionGetSymbolStringPool(LLVMOrcLLJITGetExecutionSession(J.jit)));
 }
 
+/* A definition generator that resolves a kernel's libm calls that have a direct entry point
+ * (libm.c: exp to glibc's __exp_finite) to it, before the process's symbols are searched. */
+static LLVMErrorRef libm_generate(LLVMOrcDefinitionGeneratorRef gen, void *ctx,
+                                  LLVMOrcLookupStateRef *state, LLVMOrcLookupKind kind,
+                                  LLVMOrcJITDylibRef jd, LLVMOrcJITDylibLookupFlags flags,
+                                  LLVMOrcCLookupSet set, size_t n) {
+    (void)gen, (void)ctx, (void)state, (void)kind, (void)flags;
+    LLVMOrcCSymbolMapPair found[8];
+    size_t nfound = 0;
+    for (size_t i = 0; i < n && nfound < sizeof found / sizeof found[0]; i++) {
+        void *addr = libm_direct_entry(LLVMOrcSymbolStringPoolEntryStr(set[i].Name));
+        if (addr == NULL) continue;
+        LLVMOrcRetainSymbolStringPoolEntry(set[i].Name); /* the definition takes a reference */
+        found[nfound++] = (LLVMOrcCSymbolMapPair){
+            set[i].Name,
+            {(LLVMOrcExecutorAddress)(uintptr_t)addr,
+             {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+    }
+    if (nfound == 0) return NULL; /* the next generator (the process's symbols) looks */
+    return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(found, nfound));
+}
+
 /* An empty JITDylib that resolves libm and the C runtime from the process. */
 static bool dylib_locked(LLVMOrcJITDylibRef *out, char *err, size_t errlen) {
     if (J.nspare > 0) {
@@ -377,6 +400,9 @@ static bool dylib_locked(LLVMOrcJITDylibRef *out, char *err, size_t errlen) {
     if (!take_error(LLVMOrcExecutionSessionCreateJITDylib(es, &jd, name), "cannot create a JITDylib",
                     err, errlen))
         return false;
+    /* generators are asked in the order they were added: libm's direct entry points first */
+    LLVMOrcJITDylibAddGenerator(
+        jd, LLVMOrcCreateCustomCAPIDefinitionGenerator(libm_generate, NULL, NULL));
     LLVMOrcDefinitionGeneratorRef gen;
     if (!take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
                         &gen, LLVMOrcLLJITGetGlobalPrefix(J.jit), NULL, NULL),
