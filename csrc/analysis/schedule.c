@@ -75,6 +75,7 @@ typedef struct {
     int widest; /* bytes of the widest value a group stores */
     int nodes;  /* expression nodes of the group walked */
     int most;   /* ... of the largest group */
+    int64_t total; /* ... of every computation */
 } LocalCtx;
 
 /* Above this many expression nodes in a column group's statements, one lane: a sweep that
@@ -90,6 +91,7 @@ enum { GT_LANES_MAX_NODES = 128 };
 static void count_node(void *ctx, Expr *e) {
     (void)e;
     ((LocalCtx *)ctx)->nodes++;
+    ((LocalCtx *)ctx)->total++;
 }
 
 static void note_access(LocalCtx *L, const Symbol *s) {
@@ -153,6 +155,7 @@ static bool note_column_groups(Stencil *st) {
      * float32 and float64 alike on the tridiagonal solver and the advection step); one for
      * long sweeps (GT_LANES_MAX_NODES) */
     st->column_lanes = group == 0 ? 0 : L.most > GT_LANES_MAX_NODES ? 1 : 4;
+    st->point_nodes = L.total;
     /* Where the lanes sit: adjacent columns, or a quarter of the tile's row apart, so that
      * each lane walks its own run of consecutive columns, a sequential stream per array the
      * prefetchers follow. Spread lanes sweep 64-bit columns 15-25% faster (benchmarks/:

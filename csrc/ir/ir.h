@@ -400,6 +400,9 @@ typedef struct Stencil {
      * whether a bundle's lanes are spread over the tile's row instead of adjacent */
     int column_lanes;
     bool column_spread;
+    /* analysed (schedule.c): expression nodes of every computation's statements, a measure
+     * of the work at one point (a call's threads, plan.c); 0 where not counted */
+    int64_t point_nodes;
     /* set by the cpu backend (backend/cpu/blocks.c, cpu_blocks_assign): the most scratch
      * buffers a column group needs to run in blocks (0: no group can) */
     int block_buffers;

@@ -118,6 +118,29 @@ def slow_defn(a: Field[np.float64], b: Field[np.float64]):
         b = x + sin(x) * cos(x)  # noqa: F821
 
 
+def test_a_small_domain_with_much_work_per_point_is_shared_out(rng):
+    # under 2**15 points a call stays on the calling thread unless the stencil's work at each
+    # point (its expression nodes) makes up for it: a sweep of many statements on 100 columns
+    # runs twice as fast on two threads, a copy of as many points gains nothing
+    def copy_defn(a: Field[np.float64], b: Field[np.float64]):
+        with computation(PARALLEL), interval(...):
+            b = a
+
+    a = rng.random((49, 48, 8))
+    got = {}
+    for threads in (1, 2):
+        gtscript.set_num_threads(threads)
+        for defn, name in ((slow_defn, "slow"), (copy_defn, "copy")):
+            b, info = np.zeros_like(a), {}
+            gtscript.stencil("cpu", defn)(a, b, origin=(0, 0, 0), domain=(48, 48, 8),
+                                          exec_info=info)
+            got[name, threads] = (b, info["plan"]["threads"])
+    assert got["slow", 2][1] == 2 and got["slow", 1][1] == 1
+    assert got["copy", 2][1] == 1
+    assert np.array_equal(got["slow", 2][0], got["slow", 1][0])
+    assert np.array_equal(got["copy", 2][0][:48], a[:48])
+
+
 def test_a_call_in_flight_keeps_its_threads():
     stencil = gtscript.stencil("cpu", slow_defn)
     a = np.random.default_rng(3).random((201, 200, 40))
