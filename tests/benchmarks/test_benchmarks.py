@@ -223,3 +223,30 @@ def test_gt4py_api_table_and_json(tmp_path):
     ours = report["call"]["GT4Py API, gtscript:cpu"]
     assert set(ours) == {"__call__, validate_args=True", "__call__, validate_args=False", "run()"}
     assert all(us > 0 for us in ours.values())
+
+
+def test_layout_offsets_table_json_and_check(tmp_path):
+    # benchmarks/layout_offsets.py: gtscript and hand-written C on both layouts, checked first
+    cmd = [sys.executable, os.path.join(BENCH, "layout_offsets.py"), "--size", "12", "10", "4",
+           "--repeat", "1", "--json", str(tmp_path / "l.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("|")[1].strip() for line in done.stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| pattern")]
+    assert rows == ["copy", "I offsets", "J offsets", "laplacian"]
+    with open(tmp_path / "l.json") as f:
+        report = json.load(f)
+    columns = {r["column"] for r in report["results"]}
+    assert {"gtscript C", "gtscript F", "C order: joined", "F order: plain"} <= columns
+    assert len(report["results"]) == 4 * len(columns) and all(r["ms"] > 0 for r in report["results"])
+    # a kernel that computes the wrong thing is caught before anything is timed
+    import layout_offsets
+
+    base = np.random.default_rng(0).uniform(size=(6, 5, 3))
+    out = np.zeros_like(base)
+
+    def wrong():
+        out[...] = base  # a copy where reads at I offsets were asked for
+
+    with pytest.raises(AssertionError, match="I offsets: wrong one is wrong"):
+        layout_offsets.check({(1, "wrong one"): (wrong, base, out)}, base)
