@@ -3,6 +3,9 @@ ints and bitwise equal to np.floor_divide / np.remainder for floats (special val
 included), **, and/or/not, casts, and every builtin of DESIGN.md, including the NaN/inf
 behaviour of isfinite, isinf, isnan, min and max."""
 
+import ctypes
+import ctypes.util
+
 import numpy as np
 import pytest
 
@@ -92,6 +95,55 @@ def test_float_floordiv_mod_pow_bitwise_numpy(rng, dt):
             known = ~np.isnan(want)
             assert np.array_equal(np.signbit(got)[known], np.signbit(want)[known])
             assert_same_bits(got, want, f"{name} vs NumPy ({backend}, {layout})")
+
+
+def pow_literal_defn(dt):
+    def pow_literal(a: Field[dt], h: Field[dt], r: Field[dt], s: Field[dt], o: Field[dt],
+                    z: Field[dt]):
+        with computation(PARALLEL), interval(...):
+            h = a ** 0.5
+            r = a ** -1.0
+            s = a ** 2.0
+            o = a ** 1.0
+            z = a ** 0.0
+    return pow_literal
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_float_pow_by_a_literal_is_numpys(rng, dt):
+    # NumPy's ** computes a literal exponent of 0.5, -1, 2, 1 or 0 as a square root, a
+    # reciprocal, a square, the value or one, not through pow() (whose x ** 0.5 differs from a
+    # correctly rounded square root in the last bit for about one argument in a thousand);
+    # so does the cpu backend (LLVM's simplifications of pow), to the bit, on many magnitudes.
+    # The exceptions are the bases -0.0 and -inf of ** 0.5, where the cpu backend gives pow's
+    # +0.0 and +inf and NumPy its square root's -0.0 and nan.
+    a = np.concatenate([special_values(rng, dt).ravel(),
+                        np.exp(rng.uniform(-80, 80, 2000 * 5 * 4 - 120)).astype(dt)])
+    a = a.reshape(2000, 5, 4)
+    edge = (a == -np.inf) | ((a == 0) & np.signbit(a))
+    with np.errstate(all="ignore"):
+        want = {"h": a ** 0.5, "r": a ** -1.0, "s": a ** 2.0, "o": a ** 1.0, "z": a ** 0.0}
+    positive = ~np.isnan(a) & (a >= 0)
+    assert np.array_equal(want["h"][positive], np.sqrt(a[positive]))
+    if dt == np.float64:  # the sample tells a square root from pow() somewhere
+        pow_ = ctypes.CDLL(ctypes.util.find_library("m")).pow
+        pow_.restype, pow_.argtypes = ctypes.c_double, [ctypes.c_double, ctypes.c_double]
+        assert any(pow_(float(x), 0.5) != np.sqrt(x) for x in a[positive][:40000])
+    import gtscript
+
+    for backend in ("cpu", "numpy"):
+        out = {n: np.zeros_like(a) for n in want}
+        with np.errstate(all="ignore"):
+            gtscript.stencil(backend, pow_literal_defn(dt))(a, **out)
+        for name in want:
+            keep = ~edge if (name == "h" and backend == "cpu") else np.ones(a.shape, bool)
+            assert_same_bits(out[name][keep], want[name][keep], f"a ** {name} ({backend})")
+            assert np.array_equal(np.signbit(out[name][keep & ~np.isnan(want[name])]),
+                                  np.signbit(want[name][keep & ~np.isnan(want[name])]))
+        if backend == "cpu":
+            assert edge.any()
+            assert np.array_equal(out["h"][edge], np.where(a[edge] == 0, 0.0, np.inf).astype(dt))
+            assert not np.signbit(out["h"][edge]).any()
 
 
 # ------------------------------------------------------------------------ logic and casts
