@@ -74,6 +74,45 @@ def test_numpy_ties_are_the_second_operand():
     assert_bits(np.minimum(a, b), np.where((a < b) | np.isnan(a), a, b), "np.minimum")
 
 
+#: literal operands of min/max: the cpu backend compiles a constant operand without a NaN check
+#: (the constant first, a nonzero constant second, and +0.0 second are three different codes)
+LITERALS = ("0.0", "-0.0", "1e-12", "50.0", "-2.5")
+
+
+def literal_defn(dt, policy):
+    lines = []
+    for k, c in enumerate(LITERALS):
+        lines += [f"            o{k}a = min(a, {c})", f"            o{k}b = max(a, {c})",
+                  f"            o{k}c = min({c}, a)", f"            o{k}d = max({c}, a)"]
+    outs = [f"o{k}{x}" for k in range(len(LITERALS)) for x in "abcd"]
+    src = (f"def literals(a: Field[dt], {', '.join(o + ': Field[dt]' for o in outs)}):\n"
+           f"    with computation({policy}):\n        with interval(...):\n" + "\n".join(lines) + "\n")
+    namespace = {"Field": Field, "computation": computation, "interval": interval,
+                 "PARALLEL": PARALLEL, "FORWARD": FORWARD, "dt": dt}
+    exec(compile(src, "<min/max literals>", "exec"), namespace)
+    namespace["literals"].__exec_source__ = src
+    return namespace["literals"], outs
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+@pytest.mark.parametrize("policy", ["PARALLEL", "FORWARD"])
+def test_literal_operands(dt, backend, policy):
+    values = np.array(VALUES + (1e-12, -1e-12, 50.0, -2.5, 3.0, -7.0), dtype=dt)
+    a = np.broadcast_to(np.tile(values, 3)[:, None, None], (3 * values.size, 2, 4)).copy()
+    defn, outs = literal_defn(dt, policy)
+    got = {o: np.full_like(a, 123.0) for o in outs}
+    gtscript.stencil(backend, defn)(a, **got)
+    for k, c in enumerate(LITERALS):
+        c = dt(float(c))
+        with np.errstate(invalid="ignore"):
+            want = {"a": np.minimum(a, c), "b": np.maximum(a, c), "c": np.minimum(c, a),
+                    "d": np.maximum(c, a)}
+        for x, w in want.items():
+            assert_bits(got[f"o{k}{x}"], w, f"{backend} {policy} {np.dtype(dt).name} "
+                        f"{'min' if x in 'ac' else 'max'} with {LITERALS[k]} ({x})")
+
+
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("backend", ["cpu", "numpy"])
 @pytest.mark.parametrize("order", ["C", "F"])
