@@ -139,6 +139,10 @@ def test_a_small_domain_with_much_work_per_point_is_shared_out(rng):
     assert got["copy", 2][1] == 1
     assert np.array_equal(got["slow", 2][0], got["slow", 1][0])
     assert np.array_equal(got["copy", 2][0][:48], a[:48])
+    x = np.sin(a[:48, :48]) + np.cos(a[1:, :48])  # slow_defn in NumPy
+    for _ in range(3):
+        x = np.sin(x) * np.cos(x) + np.exp(-x * x)
+    np.testing.assert_allclose(got["slow", 2][0][:48, :48], x + np.sin(x) * np.cos(x), rtol=1e-13)
 
 
 def test_a_call_in_flight_keeps_its_threads():

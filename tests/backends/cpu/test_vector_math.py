@@ -19,24 +19,12 @@ import pytest
 
 import gtscript
 from gtscript import FORWARD, PARALLEL, Field, computation, exp, interval, log, log10
+from libm_reference import libm
 
 #: glibc's libmvec is here: the option must then call it (on another C library it cannot)
 HAVE_LIBMVEC = ctypes.util.find_library("mvec") is not None
 LIBMVEC = ctypes.CDLL(ctypes.util.find_library("mvec")) if HAVE_LIBMVEC else None
 ULPS = 4
-LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
-
-
-def libm(name, dt, *args):
-    """libm's `name` (expf, ... for float32) on every element, as the kernels call it."""
-    c = ctypes.c_double if dt == np.float64 else ctypes.c_float
-    fn = getattr(LIBM, name if dt == np.float64 else name + "f")
-    fn.restype, fn.argtypes = c, [c] * len(args)
-    flat = [np.asarray(x, dtype=dt).ravel() for x in args]
-    return np.array([fn(*(float(v[i]) for v in flat)) for i in range(flat[0].size)],
-                    dtype=dt).reshape(np.shape(args[0]))
-
-
 def libm_results(dt):
     a, b = inputs(dt)
     return {"e": libm("exp", dt, a), "lg": libm("log", dt, b), "l10": libm("log10", dt, b),
