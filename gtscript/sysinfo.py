@@ -1,8 +1,8 @@
 """What this installation of gtscript is and what it finds: ``python -m gtscript info``.
 
 Bug reports start with it: the versions of gtscript, LLVM, Python and NumPy, whether NVRTC
-(the cuda backend's compiler) is found, the CPU the cpu backend compiles for and the libm entry points its kernels call, the cache
-directory and the threads a call may use.
+(the cuda backend's compiler) is found, the CPU the cpu backend compiles for and the libm entry
+points its kernels call, the cache directory and the threads a call may use.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@
 #include "backend/cpu/stream.h"
 #include "backend/cpu/vecmath.h"
 
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,22 +403,19 @@ static LLVMValueRef x86_min_max(CG *g, LLVMValueRef x, LLVMValueRef y, bool max)
     return LLVMBuildSelect(g->b, less, x, y, max ? "maxsd" : "minsd");
 }
 
-/* A float constant: 1 if it is a number other than zero, 0 if +0.0, -1 otherwise (-0.0, NaN,
- * or not a constant). */
-static int constant_kind(LLVMValueRef v) {
-    if (!LLVMIsAConstantFP(v)) return -1;
+/* Whether v is a float constant other than NaN; its value in *d. */
+static bool constant_number(LLVMValueRef v, double *d) {
+    if (!LLVMIsAConstantFP(v)) return false;
     LLVMBool loses;
-    double d = LLVMConstRealGetDouble(v, &loses);
-    if (d != d) return -1;
-    if (d != 0.0) return 1;
-    return signbit(d) ? -1 : 0;
+    *d = LLVMConstRealGetDouble(v, &loses);
+    return !isnan(*d);
 }
 
 /* np.minimum / np.maximum: a NaN operand gives NaN (the first, where both are), else the
  * smaller (larger) operand, and the second on a tie: min(0.0, -0.0) is -0.0 and min(-0.0, 0.0)
  * is 0.0, as NumPy computes them (llvm.minimum orders -0.0 below 0.0 and gives -0.0 for both).
  * x86's minsd/maxsd (x86_min_max) is that already wherever the first operand cannot be NaN:
- * min(c, b) for a constant c is minsd(c, b); min(a, c) for a constant c other than zero is
+ * min(c, b) for a constant c (not NaN) is minsd(c, b); min(a, c) for a constant c other than zero is
  * minsd(c, a) too (on a tie a and c are the same bits); min(a, 0.0) is minsd(0.0, a) + 0.0 (the
  * sum turns the -0.0 of a tie into NumPy's 0.0 and leaves every other value as it is). Else
  * select(a is not NaN, minsd(a, b), a): the instruction, a compare and a masked move. Physics
@@ -428,10 +425,11 @@ static int constant_kind(LLVMValueRef v) {
  * faster). Written as one select of (a < b or a is NaN), the check compiled to two compares, a
  * mask or and a masked move. */
 static LLVMValueRef float_min_max(CG *g, LLVMValueRef a, LLVMValueRef b, bool max) {
-    if (constant_kind(a) >= 0) return x86_min_max(g, a, b, max);
-    int kb = constant_kind(b);
-    if (kb == 1) return x86_min_max(g, b, a, max);
-    if (kb == 0) return LLVMBuildFAdd(g->b, x86_min_max(g, b, a, max), b, max ? "max" : "min");
+    double c;
+    if (constant_number(a, &c)) return x86_min_max(g, a, b, max);
+    if (constant_number(b, &c) && c != 0.0) return x86_min_max(g, b, a, max);
+    if (constant_number(b, &c) && !signbit(c))
+        return LLVMBuildFAdd(g->b, x86_min_max(g, b, a, max), b, max ? "max" : "min");
     LLVMValueRef not_nan = LLVMBuildFCmp(g->b, LLVMRealORD, a, a, "");
     return LLVMBuildSelect(g->b, not_nan, x86_min_max(g, a, b, max), a, max ? "max" : "min");
 }
